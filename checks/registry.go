@@ -1,0 +1,31 @@
+package checks
+
+// All is every check, in chain order: within a link, earlier checks are more
+// fundamental and win the root cause.
+var All = []*Check{
+	// platform
+	WSL1,
+	Container,
+	Collectors,
+	// hardware
+	XidErrors,
+	ECCErrors,
+	PCIeLink,
+	// kernel module
+	Nouveau,
+	KernelModule,
+	UVMModule,
+	// driver
+	WSLDriver,
+	NVMLDriver,
+	DeviceNodes,
+	NvidiaSMI,
+	// environment
+	CUDAVisibleDevices,
+	ComputeMode,
+	MIGConfig,
+	OtherProcessesMemory,
+	DiskSpace,
+	// performance
+	Throttle,
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/internal/iostreams"
+	"github.com/tfdoctor/doctor/report"
+	"github.com/tfdoctor/doctor/rules"
+)
+
+// gpuSource is how a live gather reads NVML; tests replace it.
+var gpuSource = host.NVMLSource
+
+// runtimeProbe runs the verification ladder into the snapshot (package
+// verify); nil until that package is wired in. It is not run with --quick,
+// --from or --root.
+var runtimeProbe func(ctx context.Context, s *host.Snapshot, o diagnoseOptions, ios *iostreams.IOStreams)
+
+// loadSnapshot reads --from, or gathers this machine (or the --root tree).
+func loadSnapshot(ctx context.Context, o diagnoseOptions, ios *iostreams.IOStreams) (*host.Snapshot, string, error) {
+	if o.From != "" {
+		s, err := readSnapshotFile(o.From, ios)
+		return s, "snapshot", err
+	}
+	hopts := host.Options{
+		Root:    o.Root,
+		Timeout: o.Timeout,
+		Python:  o.Python,
+		Quick:   o.Quick,
+		Version: toolVersion(),
+	}
+	if o.Root == "" || filepath.Clean(o.Root) == "/" {
+		hopts.GPU = gpuSource()
+	} else if st, err := os.Stat(o.Root); err != nil || !st.IsDir() {
+		return nil, "", usageErr("--root %s: not a folder", o.Root)
+	}
+	progress := startProgress(ios, o)
+	hopts.Progress = progress.step
+	s := host.Gather(ctx, hopts)
+	progress.done()
+	if runtimeProbe != nil && !o.Quick && hopts.GPU != nil {
+		runtimeProbe(ctx, s, o, ios)
+	}
+	return s, "live", nil
+}
+
+// readSnapshotFile reads a snapshot from a file or standard input ("-").
+func readSnapshotFile(path string, ios *iostreams.IOStreams) (*host.Snapshot, error) {
+	var r io.Reader
+	name := path
+	if path == "-" {
+		r, name = ios.In, "standard input"
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usageErr("cannot read snapshot: %v", err)
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return nil, usageErr("cannot read snapshot %s: it is a folder", path)
+		}
+		r = f
+	}
+	s, err := host.ReadSnapshot(r)
+	if err != nil {
+		return nil, usageErr("cannot read snapshot %s: %v", name, err)
+	}
+	return s, nil
+}
+
+func runDiagnose(ctx context.Context, o diagnoseOptions, ios *iostreams.IOStreams) error {
+	s, source, err := loadSnapshot(ctx, o, ios)
+	if err != nil {
+		return err
+	}
+	r, err := rules.Evaluate(s, rules.Options{Only: o.Only, Skip: o.Skip})
+	if err != nil {
+		var uc *rules.UnknownCheckError
+		if errors.As(err, &uc) {
+			return usageErr("%v", err)
+		}
+		return internalErr("evaluating checks: %v", err)
+	}
+	r.Source = source
+	if err := render(ios, r, s, o); err != nil {
+		return internalErr("writing the report: %v", err)
+	}
+	return exitCode(r.ExitCode())
+}
+
+// identityOf is what redaction hides for a snapshot.
+func identityOf(s *host.Snapshot) report.Identity {
+	return report.Identity{User: s.Platform.User, Home: s.Platform.Home, Hostname: s.Platform.Hostname}
+}
+
+// render writes the report in the chosen format. Markdown is redacted unless
+// --no-redact; the other formats only with --redact.
+func render(ios *iostreams.IOStreams, r *rules.Report, s *host.Snapshot, o diagnoseOptions) error {
+	if (o.Format == "markdown" && !o.NoRedact) || o.Redact {
+		id := report.Identity{}
+		if s != nil {
+			id = identityOf(s)
+		}
+		r = report.Redact(r, id)
+	}
+	switch o.Format {
+	case "json":
+		return report.JSON(ios.Out, r)
+	case "markdown":
+		return report.Markdown(ios.Out, r)
+	case "prometheus":
+		return report.Prometheus(ios.Out, r)
+	}
+	return report.Text(ios.Out, r, report.TextOptions{Color: ios.ColorEnabled() && !o.NoColor, Verbose: o.Verbose})
+}
+
+// progress draws one status line on a terminal's stderr while collectors
+// run, and prints collector timings with -v when stderr is not a terminal.
+type progress struct {
+	ios     *iostreams.IOStreams
+	o       diagnoseOptions
+	start   time.Time
+	n       int
+	enabled bool
+}
+
+func startProgress(ios *iostreams.IOStreams, o diagnoseOptions) *progress {
+	p := &progress{ios: ios, o: o, start: time.Now(), enabled: ios.IsStderrTTY() && o.Format == "text"}
+	if p.enabled {
+		fmt.Fprint(ios.ErrOut, "doctor: examining this machine…")
+	}
+	return p
+}
+
+func (p *progress) step(name string, st host.CollectorStatus) {
+	p.n++
+	switch {
+	case p.enabled:
+		fmt.Fprintf(p.ios.ErrOut, "\r\033[Kdoctor: examining this machine… %d/%d (%s)", p.n, len(host.CollectorNames()), name)
+	case p.o.Verbose:
+		state := "ok"
+		switch {
+		case st.Skipped != "":
+			state = "skipped: " + st.Skipped
+		case st.TimedOut:
+			state = "timed out"
+		case st.Error != "":
+			state = "error: " + strings.SplitN(st.Error, "\n", 2)[0]
+		}
+		fmt.Fprintf(p.ios.ErrOut, "doctor: collector %-11s %7.1f ms  %s\n", name, st.DurationMS, state)
+	}
+}
+
+func (p *progress) done() {
+	if p.enabled {
+		fmt.Fprint(p.ios.ErrOut, "\r\033[K")
+	}
+}

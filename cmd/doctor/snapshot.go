@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tfdoctor/doctor/internal/atomicfile"
+	"github.com/tfdoctor/doctor/internal/iostreams"
+)
+
+func snapshotCommand(ios *iostreams.IOStreams) *cli.Command {
+	return &cli.Command{
+		Name:      "snapshot",
+		Usage:     "write the machine snapshot (JSON) that doctor's checks read",
+		ArgsUsage: " ",
+		Description: `The snapshot holds every fact the checks read. Save it on the machine with the
+problem and evaluate it anywhere with 'doctor --from FILE'. It keeps the user
+and host names (redact before sharing publicly); secrets in environment
+variables are never collected.`,
+		Flags: append(commonFlags(),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of standard output"},
+		),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("snapshot takes no arguments (use -o FILE)")
+			}
+			o, err := diagnoseOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			if o.From != "" {
+				return usageErr("snapshot reads this machine; --from does not apply")
+			}
+			s, _, err := loadSnapshot(c.Context, o, ios)
+			if err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			if err := s.WriteJSON(&buf); err != nil {
+				return internalErr("encoding the snapshot: %v", err)
+			}
+			out := c.String("output")
+			if out == "" || out == "-" {
+				_, err := ios.Out.Write(buf.Bytes())
+				return err
+			}
+			if dir := filepath.Dir(out); dir != "" {
+				if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+					return usageErr("cannot write %s: folder %s does not exist", out, dir)
+				}
+			}
+			if err := atomicfile.Write(out, buf.Bytes(), 0o644); err != nil {
+				return internalErr("writing %s: %v", out, err)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,348 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/fatih/color"
+
+	"github.com/tfdoctor/doctor/checks"
+	"github.com/tfdoctor/doctor/rules"
+)
+
+// TextOptions controls the terminal rendering.
+type TextOptions struct {
+	Color   bool
+	Verbose bool
+	// Width bounds one-line summaries (0: 100).
+	Width int
+}
+
+type palette struct {
+	red, yellow, green, cyan, bold, faint func(a ...any) string
+}
+
+func newPalette(on bool) palette {
+	mk := func(attrs ...color.Attribute) func(a ...any) string {
+		c := color.New(attrs...)
+		if on {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+		return c.SprintFunc()
+	}
+	return palette{
+		red: mk(color.FgRed, color.Bold), yellow: mk(color.FgYellow), green: mk(color.FgGreen),
+		cyan: mk(color.FgCyan), bold: mk(color.Bold), faint: mk(color.Faint),
+	}
+}
+
+func (p palette) mark(sev checks.Severity, skipped bool) string {
+	switch {
+	case sev == checks.SevError:
+		return p.red("[✗]")
+	case sev == checks.SevWarning:
+		return p.yellow("[!]")
+	case skipped:
+		return p.faint("[-]")
+	case sev == checks.SevInfo:
+		return p.cyan("[i]")
+	}
+	return p.green("[✓]")
+}
+
+// Text renders the report for a terminal in the style of `flutter doctor`:
+// the root cause and its fix first, then one line per link of the chain,
+// then the other problems. -v adds every finding's detail and evidence.
+func Text(w io.Writer, r *rules.Report, o TextOptions) error {
+	p := newPalette(o.Color)
+	width := o.Width
+	if width <= 0 {
+		width = 100
+	}
+	var b strings.Builder
+	root := rootFinding(r)
+
+	// 1. The root cause, on the first line.
+	switch {
+	case root == nil:
+		b.WriteString(p.green("✓ No problem found: TensorFlow should see the GPU.") + "\n")
+	default:
+		sym := p.red("✗")
+		if root.Severity == checks.SevWarning {
+			sym = p.yellow("!")
+		}
+		fmt.Fprintf(&b, "%s Root cause: %s %s\n", sym, p.bold(root.Title), p.faint("["+root.Cause+"]"))
+		if root.Detail != "" {
+			writeWrapped(&b, "  ", root.Detail, width)
+		}
+		for _, fx := range root.Fixes {
+			writeFix(&b, p, fx, "  ")
+		}
+	}
+	b.WriteString("\n")
+
+	// 2. One line per link.
+	fmt.Fprintf(&b, "%s\n", p.bold(header(r)))
+	for _, l := range checks.Links {
+		fs := byLink(r, l)
+		if len(fs) == 0 {
+			continue
+		}
+		worst, line := linkVerdict(fs, width-len(l.Name())-8)
+		fmt.Fprintf(&b, "%s %s: %s\n", p.mark(worst.Severity, worst.Skipped), l.Name(), line)
+		if o.Verbose {
+			for _, f := range fs {
+				writeVerbose(&b, p, f, width)
+			}
+		}
+	}
+
+	// 3. The other problems.
+	var others []checks.Finding
+	for _, f := range r.Findings {
+		if f.Failing() && (root == nil || f.ID != root.ID) {
+			others = append(others, f)
+		}
+	}
+	if len(others) > 0 && !o.Verbose {
+		b.WriteString("\n")
+		var blocked, independent []checks.Finding
+		for _, f := range others {
+			if f.BlockedBy != nil {
+				blocked = append(blocked, f)
+			} else {
+				independent = append(independent, f)
+			}
+		}
+		for _, f := range independent {
+			fmt.Fprintf(&b, "%s %s %s\n", p.mark(f.Severity, false), f.Title, p.faint("["+f.Cause+"]"))
+			if len(f.Fixes) > 0 {
+				fx := f.Fixes[0]
+				if len(fx.Steps) > 0 {
+					fmt.Fprintf(&b, "    fix: %s\n", fx.Steps[0])
+				}
+			}
+		}
+		if len(blocked) > 0 {
+			fmt.Fprintf(&b, "%s\n", p.faint(fmt.Sprintf("%s explained by the root cause (doctor -v shows them):", plural(len(blocked), "more problem", "more problems"))))
+			for _, f := range blocked {
+				fmt.Fprintf(&b, "    %s %s\n", p.faint("·"), f.Title)
+			}
+		}
+	}
+	if r.Verification != nil {
+		writeVerification(&b, p, r)
+	}
+
+	// 4. The tally.
+	e, wn := count(r, checks.SevError), count(r, checks.SevWarning)
+	b.WriteString("\n")
+	status := p.green("ok")
+	switch r.Status {
+	case "error":
+		status = p.red("error")
+	case "warning":
+		status = p.yellow("warning")
+	}
+	fmt.Fprintf(&b, "Status: %s (%s, %s).", status, plural(e, "error", "errors"), plural(wn, "warning", "warnings"))
+	if !o.Verbose {
+		b.WriteString(" Details: doctor -v. For a support ticket: doctor --format markdown.")
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func header(r *rules.Report) string {
+	s := r.Summary
+	parts := []string{"doctor " + r.Tool.Version}
+	if s != nil {
+		if s.OS != "" {
+			parts = append(parts, s.OS)
+		}
+		if s.WSL > 0 {
+			parts = append(parts, fmt.Sprintf("WSL %d", s.WSL))
+		}
+		if s.Container != "" {
+			parts = append(parts, s.Container+" container")
+		}
+		if s.Driver != "" {
+			d := "driver " + s.Driver
+			if s.CUDADriver != "" {
+				d += " (CUDA " + s.CUDADriver + ")"
+			}
+			parts = append(parts, d)
+		}
+		for _, g := range s.GPUs {
+			parts = append(parts, fmt.Sprintf("GPU %d: %s %s", g.Index, g.Name, gibStr(g.MemoryMiB)))
+		}
+	}
+	if r.Source == "snapshot" {
+		parts = append(parts, "from a saved snapshot")
+	}
+	return strings.Join(parts, " · ")
+}
+
+func gibStr(mib uint64) string { return fmt.Sprintf("%.0f GiB", float64(mib)/1024) }
+
+func rootFinding(r *rules.Report) *checks.Finding {
+	if r.RootCause == nil {
+		return nil
+	}
+	for i := range r.Findings {
+		if r.Findings[i].ID == r.RootCause.ID {
+			return &r.Findings[i]
+		}
+	}
+	return nil
+}
+
+func byLink(r *rules.Report, l checks.Link) []checks.Finding {
+	var out []checks.Finding
+	for _, f := range r.Findings {
+		if f.Link == l {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// linkVerdict picks the worst finding of a link and a one-line summary.
+func linkVerdict(fs []checks.Finding, width int) (checks.Finding, string) {
+	// Failing findings first (errors, then warnings); then real verdicts;
+	// "not checked" last, so a link shows [-] only when nothing was judged.
+	key := func(f checks.Finding) int {
+		switch {
+		case f.Failing():
+			return f.Severity.Rank()
+		case !f.Skipped:
+			return 2 + f.Severity.Rank() - checks.SevInfo.Rank()
+		}
+		return 9
+	}
+	sorted := append([]checks.Finding(nil), fs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return key(sorted[i]) < key(sorted[j]) })
+	worst := sorted[0]
+	var line string
+	if worst.Failing() {
+		line = worst.Title
+		if n := countFailing(fs) - 1; n > 0 {
+			line += fmt.Sprintf(" (+%d more)", n)
+		}
+		if worst.BlockedBy != nil {
+			line += " — explained by the root cause"
+		}
+	} else {
+		var parts []string
+		for _, f := range sorted {
+			if !f.Skipped {
+				parts = append(parts, f.Title)
+			}
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "not checked: "+worst.Detail)
+		}
+		line = strings.Join(parts, "; ")
+	}
+	if width < 30 {
+		width = 30
+	}
+	if r := []rune(line); len(r) > width {
+		line = string(r[:width-1]) + "…"
+	}
+	return worst, line
+}
+
+func countFailing(fs []checks.Finding) int {
+	n := 0
+	for _, f := range fs {
+		if f.Failing() {
+			n++
+		}
+	}
+	return n
+}
+
+func count(r *rules.Report, sev checks.Severity) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity == sev {
+			n++
+		}
+	}
+	return n
+}
+
+func writeFix(b *strings.Builder, p palette, fx checks.Fix, indent string) {
+	var tags []string
+	tags = append(tags, string(fx.Risk))
+	if fx.NeedsRoot {
+		tags = append(tags, "needs sudo")
+	}
+	if fx.Manual {
+		tags = append(tags, "manual")
+	} else {
+		tags = append(tags, "doctor --fix can apply it")
+	}
+	fmt.Fprintf(b, "%sFix: %s %s\n", indent, fx.Title, p.faint("("+fx.ID+"; "+strings.Join(tags, ", ")+")"))
+	for _, s := range fx.Steps {
+		fmt.Fprintf(b, "%s    %s\n", indent, p.cyan(s))
+	}
+}
+
+func writeVerbose(b *strings.Builder, p palette, f checks.Finding, width int) {
+	fmt.Fprintf(b, "    %s %s %s\n", p.mark(f.Severity, f.Skipped), f.Title, p.faint("["+f.ID+" · "+f.Cause+"]"))
+	if f.Detail != "" {
+		writeWrapped(b, "        ", f.Detail, width)
+	}
+	if f.BlockedBy != nil {
+		fmt.Fprintf(b, "        %s\n", p.faint("explained by "+*f.BlockedBy))
+	}
+	if len(f.Evidence) > 0 {
+		keys := make([]string, 0, len(f.Evidence))
+		for k := range f.Evidence {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v, _ := json.Marshal(f.Evidence[k])
+			s := string(v)
+			if len(s) > 300 {
+				s = s[:300] + "…"
+			}
+			fmt.Fprintf(b, "        %s %s\n", p.faint(k+":"), s)
+		}
+	}
+	for _, fx := range f.Fixes {
+		writeFix(b, p, fx, "        ")
+	}
+}
+
+// writeWrapped writes text wrapped at width with an indent.
+func writeWrapped(b *strings.Builder, indent, text string, width int) {
+	for _, para := range strings.Split(text, "\n") {
+		line := indent
+		for _, word := range strings.Fields(para) {
+			if len(line)+len(word)+1 > width && strings.TrimSpace(line) != "" {
+				b.WriteString(strings.TrimRight(line, " ") + "\n")
+				line = indent
+			}
+			line += word + " "
+		}
+		if strings.TrimSpace(line) != "" {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+		}
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
