@@ -112,7 +112,7 @@ func smiCause(out string) string {
 		return "driver_library_mismatch"
 	case strings.Contains(low, "insufficient permissions") || strings.Contains(low, "permission denied"):
 		return "device_node_permission"
-	case strings.Contains(low, "gpu is lost") || strings.Contains(low, "fallen off the bus"):
+	case strings.Contains(low, "gpu is lost") || strings.Contains(low, "fallen off the bus") || strings.Contains(low, "unable to determine the device handle"):
 		return "gpu_hardware_xid_error"
 	case strings.Contains(low, "couldn't communicate with the nvidia driver"), strings.Contains(low, "no devices were found"), strings.Contains(low, "libnvidia-ml.so"):
 		return "driver_missing"

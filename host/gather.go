@@ -46,6 +46,13 @@ type Options struct {
 	Now func() time.Time
 	// Progress, when set, is called as each collector finishes.
 	Progress func(name string, st CollectorStatus)
+	// NvidiaSMI is the nvidia-smi program to run; "" looks it up on the
+	// examined PATH (live machine only).
+	NvidiaSMI string
+	// UID and GIDs are the examined user's IDs for permission checks under
+	// a --root tree (default: this process's).
+	UID  *int
+	GIDs []int
 }
 
 // DefaultTimeout bounds a whole run unless --timeout says otherwise.
@@ -70,8 +77,8 @@ var collectors = []collector{
 	{name: "pci", run: collectPCI},
 	{name: "modules", run: collectModules},
 	{name: "devices", run: collectDevices},
-	{name: "nvml", live: true, run: collectNVML},
-	{name: "nvidia-smi", live: true, run: collectNvidiaSMI},
+	{name: "nvml", run: collectNVML},
+	{name: "nvidia-smi", run: collectNvidiaSMI},
 	{name: "holders", run: collectHolders},
 	{name: "env", run: collectEnv},
 	{name: "kernel-log", run: collectKernelLog},
@@ -136,9 +143,8 @@ func Gather(ctx context.Context, opts Options) *Snapshot {
 	results := make(chan result, len(todo))
 	var wg sync.WaitGroup
 	for _, c := range todo {
-		if c.live && g.root != "/" {
-			st := CollectorStatus{Skipped: "reads the live machine; not run on a --root tree"}
-			results <- result{name: c.name, st: st}
+		if why := g.skip(c); why != "" {
+			results <- result{name: c.name, st: CollectorStatus{Skipped: why}}
 			continue
 		}
 		wg.Add(1)
@@ -246,6 +252,27 @@ func (g *gatherer) selected() []collector {
 		}
 	}
 	return out
+}
+
+// skip says why a collector does not run here ("" when it runs).
+func (g *gatherer) skip(c collector) string {
+	switch {
+	case c.name == "nvml" && g.opts.GPU == nil:
+		return "NVML is read only on the live machine"
+	case c.name == "nvidia-smi" && !g.live() && g.opts.NvidiaSMI == "":
+		return "nvidia-smi runs only on the live machine"
+	case c.live && !g.live():
+		return "reads the live machine; not run on a --root tree"
+	}
+	return ""
+}
+
+// uid is the examined user's ID.
+func (g *gatherer) uid() int {
+	if g.opts.UID != nil {
+		return *g.opts.UID
+	}
+	return os.Getuid()
 }
 
 // live reports whether the gather reads the running machine.

@@ -271,7 +271,7 @@ func (g *gatherer) access(p string, st unix.Stat_t) (bool, bool) {
 	if g.live() {
 		return unix.Access(p, unix.R_OK) == nil, unix.Access(p, unix.W_OK) == nil
 	}
-	uid := os.Getuid()
+	uid := g.uid()
 	if uid == 0 {
 		return true, true
 	}
@@ -280,19 +280,27 @@ func (g *gatherer) access(p string, st unix.Stat_t) (bool, bool) {
 	switch {
 	case int(st.Uid) == uid:
 		shift = 6
-	case inGroup(int(st.Gid)):
+	case g.inGroup(int(st.Gid)):
 		shift = 3
 	}
 	return mode>>shift&4 != 0, mode>>shift&2 != 0
 }
 
-func inGroup(gid int) bool {
+func (g *gatherer) inGroup(gid int) bool {
+	if g.opts.GIDs != nil {
+		for _, x := range g.opts.GIDs {
+			if x == gid {
+				return true
+			}
+		}
+		return false
+	}
 	if os.Getgid() == gid {
 		return true
 	}
 	groups, _ := os.Getgroups()
-	for _, g := range groups {
-		if g == gid {
+	for _, x := range groups {
+		if x == gid {
 			return true
 		}
 	}

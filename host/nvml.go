@@ -64,10 +64,6 @@ func nvmlErr(op string, r nvml.Return) error {
 	return &NVMLError{Op: op, Code: r}
 }
 
-func notSupported(r nvml.Return) bool {
-	return r == nvml.ERROR_NOT_SUPPORTED || r == nvml.ERROR_FUNCTION_NOT_FOUND
-}
-
 // errorStringSafe guards nvml.ErrorString, which calls into the library and
 // panics (nil function) when the library was never loaded.
 func errorStringSafe(r nvml.Return) (s string) {
@@ -132,102 +128,125 @@ func (n *nvmlSource) Read(ctx context.Context) (out NVML, err error) {
 }
 
 // readGPU reads one device. Queries the driver does not support are listed
-// in the second result and leave their field nil.
+// in the second result and leave their field nil. Each query is guarded on
+// its own: an old driver (or a mock) that lacks one entry point costs that
+// fact only.
 func readGPU(i int, d nvml.Device) (GPU, []string) {
 	g := GPU{Index: i}
 	var unsup []string
-	note := func(q string, r nvml.Return) bool {
+	q := func(name string, f func() nvml.Return) bool {
+		r := guard(f)
 		if r == nvml.SUCCESS {
 			return true
 		}
-		unsup = append(unsup, fmt.Sprintf("gpu%d:%s:%s", i, q, returnName(r)))
+		unsup = append(unsup, fmt.Sprintf("gpu%d:%s:%s", i, name, returnName(r)))
 		return false
 	}
-	if v, r := d.GetName(); note("name", r) {
-		g.Name = v
-	}
-	if v, r := d.GetUUID(); note("uuid", r) {
-		g.UUID = v
-	}
-	if v, r := d.GetSerial(); r == nvml.SUCCESS {
-		g.Serial = v // consumer GPUs have none: not worth a note
-	}
-	if p, r := d.GetPciInfo(); note("pci", r) {
-		g.PCIBusID = busID(p)
-	}
-	if m, r := d.GetMemoryInfo(); note("memory", r) {
-		g.MemoryTotalMiB = m.Total >> 20
-		g.MemoryUsedMiB = m.Used >> 20
-	}
-	if maj, min, r := d.GetCudaComputeCapability(); note("compute_capability", r) {
-		g.ComputeCapability = fmt.Sprintf("%d.%d", maj, min)
-	}
-	if m, r := d.GetComputeMode(); note("compute_mode", r) {
-		g.ComputeMode = computeModeName(m)
-	}
-	if p, r := d.GetPersistenceMode(); note("persistence", r) {
-		on := p == nvml.FEATURE_ENABLED
-		g.Persistence = &on
-	}
-	if cur, pend, r := d.GetMigMode(); r == nvml.SUCCESS {
+	q("name", func() (r nvml.Return) { g.Name, r = d.GetName(); return })
+	q("uuid", func() (r nvml.Return) { g.UUID, r = d.GetUUID(); return })
+	// Consumer GPUs have no serial: not worth a note.
+	guard(func() (r nvml.Return) { g.Serial, r = d.GetSerial(); return })
+	q("pci", func() nvml.Return {
+		p, r := d.GetPciInfo()
+		if r == nvml.SUCCESS {
+			g.PCIBusID = busID(p)
+		}
+		return r
+	})
+	q("memory", func() nvml.Return {
+		m, r := d.GetMemoryInfo()
+		if r == nvml.SUCCESS {
+			g.MemoryTotalMiB, g.MemoryUsedMiB = m.Total>>20, m.Used>>20
+		}
+		return r
+	})
+	q("compute_capability", func() nvml.Return {
+		maj, min, r := d.GetCudaComputeCapability()
+		if r == nvml.SUCCESS {
+			g.ComputeCapability = fmt.Sprintf("%d.%d", maj, min)
+		}
+		return r
+	})
+	q("compute_mode", func() nvml.Return {
+		m, r := d.GetComputeMode()
+		if r == nvml.SUCCESS {
+			g.ComputeMode = computeModeName(m)
+		}
+		return r
+	})
+	q("persistence", func() nvml.Return {
+		p, r := d.GetPersistenceMode()
+		if r == nvml.SUCCESS {
+			on := p == nvml.FEATURE_ENABLED
+			g.Persistence = &on
+		}
+		return r
+	})
+	guard(func() nvml.Return {
+		cur, pend, r := d.GetMigMode()
+		if r != nvml.SUCCESS {
+			return r // most GPUs have no MIG: not worth a note
+		}
 		m := &MIG{Current: cur == nvml.DEVICE_MIG_ENABLE, Pending: pend == nvml.DEVICE_MIG_ENABLE}
 		if m.Current {
-			if n, r := d.GetMaxMigDeviceCount(); r == nvml.SUCCESS {
-				for j := 0; j < n; j++ {
-					if _, r := d.GetMigDeviceHandleByIndex(j); r == nvml.SUCCESS {
-						m.Devices++
-					}
+			n, r := d.GetMaxMigDeviceCount()
+			for j := 0; r == nvml.SUCCESS && j < n; j++ {
+				if _, r2 := d.GetMigDeviceHandleByIndex(j); r2 == nvml.SUCCESS {
+					m.Devices++
 				}
 			}
 		}
 		g.MIG = m
-	} else if !notSupported(r) {
-		note("mig", r)
-	}
-	g.ECC = readECC(d)
+		return r
+	})
+	guard(func() nvml.Return { g.ECC = readECC(d); return nvml.SUCCESS })
 	if g.ECC == nil {
-		unsup = append(unsup, fmt.Sprintf("gpu%d:ecc:not supported", i))
+		unsup = append(unsup, fmt.Sprintf("gpu%d:ecc:ERROR_NOT_SUPPORTED", i))
 	}
 	pcie := &PCIe{}
-	okGen, okW := true, true
-	if v, r := d.GetCurrPcieLinkGeneration(); note("pcie_gen", r) {
-		pcie.CurrentGen = v
-	} else {
-		okGen = false
-	}
-	if v, r := d.GetMaxPcieLinkGeneration(); r == nvml.SUCCESS {
-		pcie.MaxGen = v
-	}
-	if v, r := d.GetGpuMaxPcieLinkGeneration(); r == nvml.SUCCESS && (pcie.MaxGen == 0 || v < pcie.MaxGen) {
-		// The link can train no higher than both the GPU and the slot
-		// allow; GetMaxPcieLinkGeneration already reports the lower of the
-		// two on current drivers.
-		pcie.MaxGen = v
-	}
-	if v, r := d.GetCurrPcieLinkWidth(); note("pcie_width", r) {
-		pcie.CurrentWidth = v
-	} else {
-		okW = false
-	}
-	if v, r := d.GetMaxPcieLinkWidth(); r == nvml.SUCCESS {
-		pcie.MaxWidth = v
-	}
+	okGen := q("pcie_gen", func() (r nvml.Return) { pcie.CurrentGen, r = d.GetCurrPcieLinkGeneration(); return })
+	okW := q("pcie_width", func() (r nvml.Return) { pcie.CurrentWidth, r = d.GetCurrPcieLinkWidth(); return })
+	guard(func() (r nvml.Return) { pcie.MaxGen, r = d.GetMaxPcieLinkGeneration(); return })
+	guard(func() nvml.Return {
+		// The link trains no higher than both the GPU and the slot allow.
+		v, r := d.GetGpuMaxPcieLinkGeneration()
+		if r == nvml.SUCCESS && v > 0 && (pcie.MaxGen == 0 || v < pcie.MaxGen) {
+			pcie.MaxGen = v
+		}
+		return r
+	})
+	guard(func() (r nvml.Return) { pcie.MaxWidth, r = d.GetMaxPcieLinkWidth(); return })
 	if okGen || okW {
 		g.PCIe = pcie
 	}
-	if mask, r := d.GetCurrentClocksEventReasons(); note("clocks_event_reasons", r) {
-		g.ThrottleMask = &mask
-		g.ThrottleReasons = ThrottleReasonNames(mask)
-	}
-	if t, r := d.GetTemperature(nvml.TEMPERATURE_GPU); note("temperature", r) {
-		v := int(t)
-		g.TemperatureC = &v
-	}
-	if u, r := d.GetUtilizationRates(); note("utilization", r) {
-		g.Utilization = &Utilization{GPU: int(u.Gpu), Memory: int(u.Memory)}
-	}
-	procs, r := d.GetComputeRunningProcesses()
-	if r == nvml.SUCCESS {
+	q("clocks_event_reasons", func() nvml.Return {
+		mask, r := d.GetCurrentClocksEventReasons()
+		if r == nvml.SUCCESS {
+			g.ThrottleMask = &mask
+			g.ThrottleReasons = ThrottleReasonNames(mask)
+		}
+		return r
+	})
+	q("temperature", func() nvml.Return {
+		t, r := d.GetTemperature(nvml.TEMPERATURE_GPU)
+		if r == nvml.SUCCESS {
+			v := int(t)
+			g.TemperatureC = &v
+		}
+		return r
+	})
+	q("utilization", func() nvml.Return {
+		u, r := d.GetUtilizationRates()
+		if r == nvml.SUCCESS {
+			g.Utilization = &Utilization{GPU: int(u.Gpu), Memory: int(u.Memory)}
+		}
+		return r
+	})
+	q("processes", func() nvml.Return {
+		procs, r := d.GetComputeRunningProcesses()
+		if r != nvml.SUCCESS {
+			return r
+		}
 		g.ProcessesSupported = true
 		for _, p := range procs {
 			gp := GPUProcess{PID: int(p.Pid)}
@@ -237,10 +256,21 @@ func readGPU(i int, d nvml.Device) (GPU, []string) {
 			}
 			g.Processes = append(g.Processes, gp)
 		}
-	} else {
-		note("processes", r)
-	}
+		return r
+	})
 	return g, unsup
+}
+
+// guard runs one NVML query and turns a panic (an entry point missing from
+// the loaded library, or a mock that does not implement it) into
+// ERROR_FUNCTION_NOT_FOUND.
+func guard(f func() nvml.Return) (r nvml.Return) {
+	defer func() {
+		if recover() != nil {
+			r = nvml.ERROR_FUNCTION_NOT_FOUND
+		}
+	}()
+	return f()
 }
 
 func readECC(d nvml.Device) *ECC {

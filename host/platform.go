@@ -91,7 +91,7 @@ func (g *gatherer) hostname() string {
 
 // whoami returns the uid, user name and home of the examined user.
 func (g *gatherer) whoami() (int, string, string) {
-	uid := os.Getuid()
+	uid := g.uid()
 	name := g.getenv("USER")
 	home := g.getenv("HOME")
 	if g.live() {

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"os"
+	"os/user"
 	"regexp"
 	"sort"
 	"strconv"
@@ -24,15 +25,12 @@ func (g *gatherer) procCtx(ctx context.Context) context.Context {
 // cannot be read (another PID namespace, a process that already ended).
 func (g *gatherer) processOwner(ctx context.Context, pid int) (string, string) {
 	pctx := g.procCtx(ctx)
-	p, err := process.NewProcessWithContext(pctx, int32(pid))
-	if err != nil {
-		return "", ""
-	}
-	user, _ := p.UsernameWithContext(pctx)
-	if user == "" {
-		if uids, err := p.UidsWithContext(pctx); err == nil && len(uids) > 0 {
-			user = strconv.Itoa(int(uids[0]))
-		}
+	// A Process value rather than process.NewProcess: the latter proves
+	// the PID exists by signalling it, which is wrong under a --root tree.
+	p := &process.Process{Pid: int32(pid)}
+	user := ""
+	if uids, err := p.UidsWithContext(pctx); err == nil && len(uids) > 0 {
+		user = g.userName(int(uids[0]))
 	}
 	cmd, _ := p.CmdlineWithContext(pctx)
 	if cmd == "" {
@@ -42,6 +40,26 @@ func (g *gatherer) processOwner(ctx context.Context, pid int) (string, string) {
 		cmd = cmd[:200] + "…"
 	}
 	return user, cmd
+}
+
+// userName maps a UID to a name: the system's user database on the live
+// machine, the tree's /etc/passwd under --root; the number when unknown.
+func (g *gatherer) userName(uid int) string {
+	if g.live() {
+		if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+			return u.Username
+		}
+		return strconv.Itoa(uid)
+	}
+	if text, err := g.readFile("/etc/passwd"); err == nil {
+		want := strconv.Itoa(uid)
+		for _, line := range strings.Split(text, "\n") {
+			if f := strings.Split(line, ":"); len(f) >= 3 && f[2] == want {
+				return f[0]
+			}
+		}
+	}
+	return strconv.Itoa(uid)
 }
 
 var gpuNodeRE = regexp.MustCompile(`^/dev/(nvidia(\d+|ctl|-uvm|-uvm-tools|-modeset)|dxg)$`)

@@ -17,7 +17,10 @@ var SMITimeout = 3 * time.Second
 func collectNvidiaSMI(ctx context.Context, g *gatherer) (func(*Snapshot), error) {
 	c := Command{Args: []string{"-L"}}
 	path, err := run.LookPath("nvidia-smi", g.getenv("PATH"))
-	if err != nil {
+	if g.opts.NvidiaSMI != "" {
+		path, err = run.LookPath(g.opts.NvidiaSMI, g.getenv("PATH"))
+	}
+	if err != nil && g.opts.NvidiaSMI == "" {
 		// Root on WSL2 does not have /usr/lib/wsl/lib on PATH.
 		for _, p := range []string{"/usr/lib/wsl/lib/nvidia-smi", "/usr/bin/nvidia-smi"} {
 			if isExec(p) {

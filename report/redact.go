@@ -45,6 +45,13 @@ func Redact(r *rules.Report, id Identity) *rules.Report {
 		return r
 	}
 	red := newRedactor(id)
+	// First pass: the names in "user" fields, so that other users' names
+	// are also hidden where they appear inside titles and details.
+	for name := range collectUsers(tree) {
+		if name != id.User && !commonUser[name] && len(name) >= 2 {
+			red.add(`\b`+regexp.QuoteMeta(name)+`\b`, "<other user>")
+		}
+	}
 	tree = red.walk("", tree)
 	b, err = json.Marshal(tree)
 	if err != nil {
@@ -65,14 +72,39 @@ type redactor struct {
 	}
 }
 
+func (r *redactor) add(pattern, rep string) {
+	r.replacer = append(r.replacer, struct {
+		re  *regexp.Regexp
+		rep string
+	}{regexp.MustCompile(pattern), rep})
+}
+
+// collectUsers finds the values of every "user" key in a JSON tree.
+func collectUsers(v any) map[string]bool {
+	out := map[string]bool{}
+	var walk func(any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, x := range t {
+				if s, ok := x.(string); ok && strings.EqualFold(k, "user") && s != "" {
+					out[s] = true
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range t {
+				walk(x)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
 func newRedactor(id Identity) *redactor {
 	r := &redactor{id: id}
-	add := func(pattern, rep string) {
-		r.replacer = append(r.replacer, struct {
-			re  *regexp.Regexp
-			rep string
-		}{regexp.MustCompile(pattern), rep})
-	}
+	add := r.add
 	if h := strings.TrimRight(id.Home, "/"); h != "" && h != "/" {
 		add(`(^|[^A-Za-z0-9_.-])`+regexp.QuoteMeta(h)+`(/|\b|$)`, "${1}~${2}")
 	}

@@ -198,12 +198,18 @@ func Assemble(findings []checks.Finding) *Report {
 		id := rf.Fixes[0].ID
 		r.RootCause.Fix = &id
 	}
-	// A broken link explains the failures above it (and beside it): fold
-	// them under the root cause. Warnings explain nothing.
+	// A broken link explains the failures above it, and the other errors
+	// of its own link (a missing module also fails NVML and nvidia-smi):
+	// fold them under the root cause. A warning beside the root (a narrow
+	// PCIe link next to ECC errors) is its own problem; warnings as root
+	// explain nothing.
 	if rf.Severity == checks.SevError {
 		for i := range findings {
 			f := &findings[i]
 			if i == root || !f.Failing() || f.Link.Order() < rf.Link.Order() {
+				continue
+			}
+			if f.Link == rf.Link && f.Severity != checks.SevError {
 				continue
 			}
 			id := rf.ID

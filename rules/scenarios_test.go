@@ -1,0 +1,251 @@
+package rules_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/rules"
+)
+
+var update = flag.Bool("update", false, "rewrite the recorded snapshots and expected findings")
+
+// scenario.json: how to record a fake machine. The tree/ folder beside it is
+// the machine's files (read with --root); NVML cannot exist there, so its
+// answer is given as data; nvidia-smi is a real script beside it.
+type scenario struct {
+	Description string            `json:"description"`
+	Env         map[string]string `json:"env"`
+	NVML        host.NVML         `json:"nvml"`
+	NvidiaSMI   string            `json:"nvidia_smi"`
+	UID         *int              `json:"uid"`
+	GIDs        []int             `json:"gids"`
+	Disks       []host.Disk       `json:"disks"`
+}
+
+// fakeGPU answers with canned NVML data: the one part of a scenario that
+// cannot be real without a GPU.
+type fakeGPU struct{ n host.NVML }
+
+func (f fakeGPU) Read(ctx context.Context) (host.NVML, error) { return f.n, nil }
+
+// want is the expected outcome of a scenario, kept beside its snapshot.
+type want struct {
+	Status    string   `json:"status"`
+	RootCause string   `json:"root_cause"`
+	Findings  []string `json:"findings"` // "severity id cause [blocked]" for every non-ok finding
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	host.SMITimeout = 700 * time.Millisecond
+	os.Exit(m.Run())
+}
+
+func scenarioDirs(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("../testdata/scenarios/*")
+	if err != nil || len(dirs) < 12 {
+		t.Fatalf("want at least 12 scenarios, found %d (%v)", len(dirs), err)
+	}
+	return dirs
+}
+
+// recordScenario gathers a scenario's tree the way `doctor --root` does.
+func recordScenario(t *testing.T, dir string) *host.Snapshot {
+	t.Helper()
+	var sc scenario
+	b, err := os.ReadFile(filepath.Join(dir, "scenario.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sc); err != nil {
+		t.Fatalf("scenario.json: %v", err)
+	}
+	var environ []string
+	for k, v := range sc.Env {
+		environ = append(environ, k+"="+v)
+	}
+	uid := 1000
+	if sc.UID != nil {
+		uid = *sc.UID
+	}
+	gids := sc.GIDs
+	if gids == nil {
+		gids = []int{1000, 44}
+	}
+	opts := host.Options{
+		Root: filepath.Join(dir, "tree"), Environ: environ, GPU: fakeGPU{sc.NVML}, UID: &uid, GIDs: gids,
+		Version: "test", SelfPID: 1, Timeout: 10 * time.Second,
+		Now: func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) },
+	}
+	if sc.NvidiaSMI != "" {
+		abs, _ := filepath.Abs(filepath.Join(dir, sc.NvidiaSMI))
+		opts.NvidiaSMI = abs
+	}
+	s := host.Gather(context.Background(), opts)
+	// What varies from run to run or checkout to checkout.
+	s.Root = "tree"
+	for k, st := range s.Collectors {
+		st.DurationMS = 0
+		s.Collectors[k] = st
+	}
+	s.NvidiaSMI.DurationMS = 0
+	if s.NvidiaSMI.Path != "" {
+		s.NvidiaSMI.Path = filepath.Base(s.NvidiaSMI.Path)
+	}
+	if s.NvidiaSMI.TimedOut {
+		s.NvidiaSMI.Error = "nvidia-smi did not answer in time and was killed"
+	}
+	s.Disks = sc.Disks
+	if s.Disks == nil {
+		s.Disks = []host.Disk{{Path: "/", TotalBytes: 250 << 30, FreeBytes: 120 << 30}, {Path: "/tmp", TotalBytes: 250 << 30, FreeBytes: 120 << 30}}
+	}
+	return s
+}
+
+func summarize(r *rules.Report) want {
+	w := want{Status: r.Status, Findings: []string{}}
+	if r.RootCause != nil {
+		w.RootCause = r.RootCause.ID + " " + r.RootCause.Cause
+	}
+	for _, f := range r.Findings {
+		if f.Severity == "ok" || f.Skipped {
+			continue
+		}
+		line := fmt.Sprintf("%s %s %s", f.Severity, f.ID, f.Cause)
+		if f.BlockedBy != nil {
+			line += " blocked_by=" + *f.BlockedBy
+		}
+		w.Findings = append(w.Findings, line)
+	}
+	return w
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	wantB, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./rules -run %s -update to record it)", err, t.Name())
+	}
+	if d := cmp.Diff(string(wantB), string(got)); d != "" {
+		t.Errorf("%s differs (-recorded +now); if the change is intended, rerun with -update:\n%s", path, d)
+	}
+}
+
+func snapshotJSON(t *testing.T, s *host.Snapshot) []byte {
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestScenarioCollectors gathers each fake machine tree and compares the
+// snapshot with the recorded one: the file collectors against --root trees.
+func TestScenarioCollectors(t *testing.T) {
+	for _, dir := range scenarioDirs(t) {
+		dir := dir
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			s := recordScenario(t, dir)
+			golden(t, filepath.Join(dir, "snapshot.json"), snapshotJSON(t, s))
+		})
+	}
+}
+
+// TestScenarioFindings evaluates each recorded snapshot and compares the
+// findings with the expected ones kept beside it.
+func TestScenarioFindings(t *testing.T) {
+	dirs := scenarioDirs(t)
+	if real, _ := filepath.Glob("../testdata/snapshots/*"); len(real) > 0 {
+		dirs = append(dirs, real...)
+	}
+	for _, dir := range dirs {
+		dir := dir
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			f, err := os.Open(filepath.Join(dir, "snapshot.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			s, err := host.ReadSnapshot(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := rules.Evaluate(s, rules.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.MarshalIndent(summarize(r), "", "  ")
+			golden(t, filepath.Join(dir, "want.json"), append(b, '\n'))
+		})
+	}
+}
+
+// TestScenarioRootCauses pins the root cause each scenario exists for, so a
+// careless -update cannot bless a wrong diagnosis.
+func TestScenarioRootCauses(t *testing.T) {
+	expect := map[string]string{
+		"healthy-linux":                "",
+		"healthy-wsl2":                 "",
+		"no-driver":                    "driver_missing",
+		"nvml-mismatch":                "driver_library_mismatch",
+		"nouveau-loaded":               "nouveau_conflict",
+		"uvm-missing":                  "uvm_module_missing",
+		"cuda-visible-devices-minus-1": "cuda_visible_devices_hides_gpu",
+		"wsl-linux-driver-inside":      "wsl_linux_driver_installed_inside_wsl",
+		"wsl1":                         "wsl1_no_gpu",
+		"gpu-memory-other-process":     "gpu_out_of_memory_other_process",
+		"exclusive-process-held":       "compute_mode_prohibited",
+		"xid-79":                       "gpu_hardware_xid_error",
+		"nvidia-smi-hangs":             "driver_unresponsive",
+		"container-no-gpu":             "container_runtime_no_gpu",
+		"module-not-built":             "kernel_module_not_built",
+		"secure-boot-refuses":          "secure_boot_unsigned_module",
+		"device-permission":            "device_node_permission",
+		"mig-no-instances":             "mig_misconfigured",
+		"ecc-and-pcie":                 "gpu_ecc_errors",
+		"throttled-disk-full":          "disk_full",
+	}
+	var names []string
+	for n := range expect {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join("../testdata/scenarios", name, "want.json"))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		var w want
+		if err := json.Unmarshal(b, &w); err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if w.RootCause != "" {
+			got = strings.Fields(w.RootCause)[1]
+		}
+		if got != expect[name] {
+			t.Errorf("%s: root cause %q, want %q", name, got, expect[name])
+		}
+	}
+}
