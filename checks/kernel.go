@@ -144,7 +144,7 @@ driver serves the GPU.`,
 		default:
 			detail := "No nvidia kernel module, no NVIDIA user-space driver files and no driver packages were found."
 			if len(nvidiaPCI(s)) == 0 {
-				detail += " No NVIDIA GPU is visible on the PCI bus either: if this machine should have one, check that it is attached (VM type, passthrough, cloud instance type)."
+				detail += " No NVIDIA GPU is visible on the PCI bus either: if this machine should have one, check that it is attached (virtual machine type, PCI passthrough, cloud instance type)."
 			} else {
 				detail += fmt.Sprintf(" The PCI bus shows %s.", plural(len(nvidiaPCI(s)), "NVIDIA GPU", "NVIDIA GPUs"))
 			}

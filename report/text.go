@@ -235,7 +235,7 @@ func linkVerdict(fs []checks.Finding, width int) (checks.Finding, string) {
 			line += fmt.Sprintf(" (+%d more)", n)
 		}
 		if worst.BlockedBy != nil {
-			line += " — explained by the root cause"
+			line += " — explained by the cause above"
 		}
 	} else {
 		var parts []string
@@ -284,10 +284,13 @@ func writeFix(b *strings.Builder, p palette, fx checks.Fix, indent string) {
 	if fx.NeedsRoot {
 		tags = append(tags, "needs sudo")
 	}
-	if fx.Manual {
+	switch {
+	case fx.Manual:
 		tags = append(tags, "manual")
-	} else {
-		tags = append(tags, "doctor --fix can apply it")
+	case fx.Risk == checks.RiskDangerous:
+		tags = append(tags, "only with: doctor fix "+fx.ID)
+	default:
+		tags = append(tags, "doctor --fix applies it")
 	}
 	fmt.Fprintf(b, "%sFix: %s %s\n", indent, fx.Title, p.faint("("+fx.ID+"; "+strings.Join(tags, ", ")+")"))
 	for _, s := range fx.Steps {
