@@ -185,13 +185,13 @@ func (a *analysis) notUsed() {
 			busy = append(busy, fmt.Sprintf("GPU %d is %s busy with %d other process(es)", g.Index, pct(g.Util.Mean), len(g.Others)))
 		}
 	}
-	kids := ""
+	who := describe(s.PID, s.Command) + " did not appear"
 	if n := sum.Job.Processes - 1; n > 0 {
-		kids = fmt.Sprintf(" nor its %d child process(es)", n)
+		who = fmt.Sprintf("neither %s nor its %d child process(es) appeared", describe(s.PID, s.Command), n)
 	}
-	detail := fmt.Sprintf("Over %d samples (%.0f s) neither %s%s appeared among the compute processes of %s, and none holds a GPU device node open. "+
+	detail := fmt.Sprintf("Over %d samples (%.0f s) %s among the compute processes of %s, and the job holds no GPU device node open. "+
 		"The job runs on the CPU (mean %s of one core). TensorFlow falls back to the CPU without an error when it cannot load the CUDA libraries or sees no GPU: run doctor in the job's environment to find which link is broken.",
-		len(s.Samples), sum.ElapsedS, describe(s.PID, s.Command), kids, strings.Join(gpus, ", "), pct(sum.Job.CPUPercent.Mean))
+		len(s.Samples), sum.ElapsedS, who, strings.Join(gpus, ", "), pct(sum.Job.CPUPercent.Mean))
 	if len(busy) > 0 {
 		detail += " Meanwhile " + strings.Join(busy, "; ") + "."
 	}
@@ -268,7 +268,7 @@ func (a *analysis) utilisation(judged []GPUSummary) {
 			why = fmt.Sprintf("while the job used %s CPU, %s of the %s it may use.", pct(jobCPU), pct(100*jobCPU/(s.CPUs*100)), cores(s.CPUs))
 		} else {
 			title = fmt.Sprintf("%s while the job's busiest thread runs at %s of one core: the input pipeline is the bottleneck", head, pct(busiest))
-			why = fmt.Sprintf("while one thread of the job used %s of a core (the job in all %s of one core, %s available). "+
+			why = fmt.Sprintf("while one thread of the job used %s of a core (the whole job %s of one core, %s available). "+
 				"A single-threaded input pipeline (decoding, augmentation, Python preprocessing) cannot feed the GPU: spread it over the cores and overlap it with training.",
 				pct(busiest), pct(jobCPU), cores(s.CPUs))
 		}

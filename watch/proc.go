@@ -52,8 +52,9 @@ func commandOf(ctx context.Context, p *process.Process) string {
 func parseChildren(b []byte) []int {
 	var out []int
 	for _, f := range strings.Fields(string(b)) {
-		if n, err := strconv.Atoi(f); err == nil && n > 0 {
-			out = append(out, n)
+		// PIDs are 32-bit in the kernel (pid_max is at most 2^22).
+		if n, err := strconv.ParseInt(f, 10, 32); err == nil && n > 0 {
+			out = append(out, int(n))
 		}
 	}
 	return out
