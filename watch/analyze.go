@@ -211,6 +211,15 @@ func (a *analysis) utilisation(judged []GPUSummary) {
 	ev["gpus"] = indices(judged)
 	ev["gpu_util_mean"], ev["gpu_util_p50"], ev["gpu_util_p95"] = util.Mean, util.P50, util.P95
 	ev["samples"] = util.N
+	var memMax float64
+	events := map[string]float64{}
+	for _, g := range judged {
+		memMax = max(memMax, g.MemUsedMiB.Max)
+		for name, share := range g.ClockEvents {
+			events[name] = max(events[name], share)
+		}
+	}
+	ev["gpu_mem_used_mib_max"], ev["clock_events_seen"] = memMax, events
 	if util.N == 0 {
 		a.add(IDUtilUnknown, CauseIncomplete, checks.SevInfo, checks.LinkPerformance,
 			"The driver does not report GPU utilisation",

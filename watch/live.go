@@ -40,8 +40,11 @@ func (l *Live) Update(s *Series, smp Sample) {
 func PlainLine(s *Series, smp Sample) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "watch %5.1fs", smp.Elapsed)
+	if s.GPUError != "" {
+		b.WriteString(" | GPU unreadable")
+	}
 	if smp.GPUError != "" {
-		fmt.Fprintf(&b, " gpu error: %s", smp.GPUError)
+		fmt.Fprintf(&b, " | gpu error: %s", smp.GPUError)
 	}
 	for _, g := range smp.GPUs {
 		fmt.Fprintf(&b, " | gpu%d util %s mem %s sm %s %s", g.Index, optPct(g.Util), memText(s, g), optUnit(g.SMClockMHz, "MHz"), optW(g.PowerW))
@@ -57,6 +60,9 @@ func PlainLine(s *Series, smp Sample) string {
 // TerminalLines is one sample as the lines of the live view.
 func TerminalLines(s *Series, smp Sample) []string {
 	var out []string
+	if s.GPUError != "" {
+		out = append(out, "GPU unreadable: "+s.GPUError)
+	}
 	if smp.GPUError != "" {
 		out = append(out, "GPU error: "+smp.GPUError)
 	}
@@ -74,8 +80,8 @@ func TerminalLines(s *Series, smp Sample) []string {
 	if s.PID > 0 {
 		who = fmt.Sprintf("PID %d", s.PID)
 	}
-	out = append(out, fmt.Sprintf("%s  %s  · system cpu %.0f%% iowait %.0f%%  · %.0f/%.0f s",
-		who, jobText(smp), smp.System.CPUPercent, smp.System.IOWaitPercent, smp.Elapsed, s.Duration))
+	out = append(out, fmt.Sprintf("%s  %s  · system cpu %.0f%% iowait %.0f%%  · %.1f/%s s",
+		who, jobText(smp), smp.System.CPUPercent, smp.System.IOWaitPercent, smp.Elapsed, fmtFloat(s.Duration)))
 	return out
 }
 

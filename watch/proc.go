@@ -249,6 +249,17 @@ func (j *jobSampler) sample(ctx context.Context, pids []int, now time.Time) JobS
 	return js
 }
 
+// zombie reports whether pid has exited but is not reaped yet: it keeps
+// its /proc entry, but the job is over.
+func (j *jobSampler) zombie(ctx context.Context, pid int) bool {
+	st := j.procs[pid]
+	if st == nil {
+		return false
+	}
+	status, err := st.p.StatusWithContext(ctx)
+	return err == nil && len(status) > 0 && status[0] == process.Zombie
+}
+
 func sub(a, b uint64) uint64 {
 	if a < b {
 		return 0

@@ -179,7 +179,7 @@ func (w *sampler) take(ctx context.Context, now time.Time) Sample {
 	}
 	pids := tree(ctx, roots, w.s.Self)
 	smp.Job = w.job.sample(ctx, pids, now)
-	smp.Job.Alive = w.s.PID == 0 || contains(smp.Job.PIDs, w.s.PID)
+	smp.Job.Alive = w.s.PID == 0 || (contains(smp.Job.PIDs, w.s.PID) && !w.job.zombie(ctx, w.s.PID))
 	if w.s.DelayAccounting != nil && !*w.s.DelayAccounting {
 		smp.Job.IOWaitPercent = nil
 	}

@@ -214,6 +214,23 @@ func TestRunJobExits(t *testing.T) {
 	}
 }
 
+// A job that exited but is not reaped yet (a zombie) has ended too.
+func TestRunJobZombie(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Wait() }() // reaped only after the watch
+	time.Sleep(100 * time.Millisecond)
+	s, err := Run(context.Background(), Options{PID: cmd.Process.Pid, Duration: 5 * time.Second, Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Ended != "the job exited" || len(s.Samples) != 1 {
+		t.Errorf("ended %q after %d samples, want the zombie seen as exited at once", s.Ended, len(s.Samples))
+	}
+}
+
 // Ctrl-C (a cancelled context) ends early with what was sampled.
 func TestRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())

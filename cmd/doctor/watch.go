@@ -138,6 +138,9 @@ func watchOptionsFrom(c *cli.Context) (watchOptions, error) {
 
 func runWatch(c *cli.Context, o watchOptions, ios *iostreams.IOStreams) error {
 	ctx := c.Context
+	if o.PID == os.Getpid() {
+		return usageErr("--pid %d is doctor itself", o.PID)
+	}
 	if o.PID > 0 {
 		if _, err := watch.ProcessCommand(ctx, o.PID); err != nil {
 			return usageErr("no process with PID %d", o.PID)
