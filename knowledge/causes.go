@@ -60,6 +60,7 @@ var Causes = []Cause{
 	{"driver_unresponsive", "Added by doctor: the driver did not answer in time (nvidia-smi or NVML hung), which usually means a hung GPU or driver."},
 	{"check_incomplete", "Added by doctor: a collector failed or timed out, so one link could not be examined."},
 	{"gpu_not_used", "Added by doctor: the watched job is not among the GPU's processes; it runs on the CPU."},
+	{"gpu_underutilized", "Added by doctor: the GPU is mostly idle while the watched job's CPU is not saturated and it does not wait on I/O (small batches, many small ops, synchronisation, or work off the GPU)."},
 }
 
 var causeIndex = func() map[string]int {

@@ -17,10 +17,6 @@ func verifyCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{Name: "verify", Usage: "run only the verification ladder (not available yet)", Action: notYet}
 }
 
-func watchCommand(ios *iostreams.IOStreams) *cli.Command {
-	return &cli.Command{Name: "watch", Usage: "sample a running job's GPU and CPU use (not available yet)", Action: notYet}
-}
-
 func fixCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{Name: "fix", Usage: "apply chosen fixes (not available yet)", Action: notYet}
 }
