@@ -50,7 +50,8 @@ func sleeper(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
-func runDoctor(args ...string) (int, string, string) {
+// runCLI runs doctor with no standard input.
+func runCLI(args ...string) (int, string, string) {
 	ios, _, out, errOut := iostreams.Test()
 	code := Main(context.Background(), append([]string{"doctor"}, args...), ios)
 	return code, out.String(), errOut.String()
@@ -75,7 +76,7 @@ func TestWatchUsage(t *testing.T) {
 		{[]string{"watch", "--samples", dir}, "it is a folder"},
 	}
 	for _, tt := range tests {
-		code, out, errOut := runDoctor(tt.args...)
+		code, out, errOut := runCLI(tt.args...)
 		if code != exitUsage || !strings.Contains(errOut, tt.msg) || out != "" {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 2 and %q", tt.args, code, errOut, out, tt.msg)
 		}
@@ -91,7 +92,7 @@ func TestWatchCPUOnlyJobJSON(t *testing.T) {
 	withGPUs(t, oneGPU{})
 	pid := sleeper(t)
 	samples := filepath.Join(t.TempDir(), "samples.json")
-	code, out, errOut := runDoctor("watch", "--pid", strconv.Itoa(pid), "--duration", "900ms", "--interval", "300ms", "--format", "json", "--samples", samples)
+	code, out, errOut := runCLI("watch", "--pid", strconv.Itoa(pid), "--duration", "900ms", "--interval", "300ms", "--format", "json", "--samples", samples)
 	if code != exitFindings {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
@@ -117,14 +118,14 @@ func TestWatchCPUOnlyJobJSON(t *testing.T) {
 func TestWatchBusyText(t *testing.T) {
 	pid := sleeper(t)
 	withGPUs(t, oneGPU{busyPID: pid})
-	code, out, errOut := runDoctor("watch", "--pid", strconv.Itoa(pid), "--duration", "900ms", "--interval", "300ms", "--quiet", "--no-color")
+	code, out, errOut := runCLI("watch", "--pid", strconv.Itoa(pid), "--duration", "900ms", "--interval", "300ms", "--quiet", "--no-color")
 	if code != exitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	if !strings.HasPrefix(out, "doctor watch: GPU 0 busy: kernels ran 95% of the time") {
 		t.Errorf("text report starts %q", strings.SplitN(out, "\n", 2)[0])
 	}
-	code, out, _ = runDoctor("--format", "json", "watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "300ms", "-q")
+	code, out, _ = runCLI("--format", "json", "watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "300ms", "-q")
 	if code != exitOK || !strings.HasPrefix(out, "{") {
 		t.Errorf("doctor --format json watch: exit %d, stdout %.40q", code, out)
 	}
@@ -133,11 +134,11 @@ func TestWatchBusyText(t *testing.T) {
 func TestWatchPrometheusAndMarkdown(t *testing.T) {
 	pid := sleeper(t)
 	withGPUs(t, oneGPU{busyPID: pid})
-	code, out, _ := runDoctor("watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "200ms", "-q", "--format", "prometheus")
+	code, out, _ := runCLI("watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "200ms", "-q", "--format", "prometheus")
 	if code != exitOK || !strings.Contains(out, "doctor_status 0") || !strings.Contains(out, `doctor_watch_gpu_utilization_percent{gpu="0",stat="mean"} 95`) {
 		t.Errorf("prometheus: exit %d\n%s", code, out)
 	}
-	code, out, _ = runDoctor("watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "200ms", "-q", "--format", "markdown")
+	code, out, _ = runCLI("watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "200ms", "-q", "--format", "markdown")
 	if code != exitOK || !strings.Contains(out, "watch.busy") {
 		t.Errorf("markdown: exit %d\n%s", code, out)
 	}
@@ -166,7 +167,7 @@ func TestWatchInterrupted(t *testing.T) {
 
 // doctor rules documents the verdicts and the new cause label.
 func TestRulesListWatch(t *testing.T) {
-	code, out, _ := runDoctor("rules")
+	code, out, _ := runCLI("rules")
 	for _, want := range []string{"watch.input_pipeline  (watch, link performance)", "gpu_underutilized", "watch.gpu_not_used"} {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Errorf("doctor rules lacks %q", want)
