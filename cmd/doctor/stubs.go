@@ -21,14 +21,6 @@ func watchCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{Name: "watch", Usage: "sample a running job's GPU and CPU use (not available yet)", Action: notYet}
 }
 
-func fixCommand(ios *iostreams.IOStreams) *cli.Command {
-	return &cli.Command{Name: "fix", Usage: "apply chosen fixes (not available yet)", Action: notYet}
-}
-
-func runFixFromFlags(c *cli.Context, o diagnoseOptions, ios *iostreams.IOStreams) error {
-	return notYet(c)
-}
-
 func notYet(c *cli.Context) error {
 	return internalErr("%s is not implemented yet", c.Command.FullName())
 }
