@@ -257,7 +257,7 @@ func (s *Session) apply(ctx context.Context, p *Plan, o *Outcome) {
 		}
 		var err error
 		switch st.Kind {
-		case KindWrite, KindComment:
+		case KindWrite, KindComment, KindBlock:
 			var changed bool
 			changed, err = s.applyFile(p, st)
 			if changed {
@@ -300,6 +300,9 @@ func editVerb(st *Step) string {
 	if st.Kind == KindComment {
 		return fmt.Sprintf("disabled line %d", st.Line)
 	}
+	if st.Kind == KindBlock {
+		return "set doctor's block in"
+	}
 	if st.Old == nil {
 		return "created"
 	}
@@ -321,6 +324,8 @@ func target(st *Step, cur []byte, exists bool) ([]byte, error) {
 			return nil, fmt.Errorf("%s changed since the plan (line %d is no longer %q); run doctor --fix again", st.Path, st.Line, st.Text)
 		}
 		return out, nil
+	case KindBlock:
+		return upsertBlock(cur, st.Block, st.Body), nil
 	case KindWrite:
 		if exists && string(cur) == string(st.Content) {
 			return cur, nil

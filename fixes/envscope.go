@@ -100,6 +100,19 @@ func (p *Plan) writeStep(path string, content []byte, mode os.FileMode, why stri
 	return true
 }
 
+// blockStep adds a step that sets doctor's block id in path to body,
+// unless it already reads so. The block is applied to the file as it is
+// when the step runs, so two fixes may each add their block to one file.
+func (p *Plan) blockStep(path string, old []byte, id, body, why string) {
+	if !strings.HasSuffix(body, "\n") {
+		body += "\n"
+	}
+	if string(upsertBlock(old, id, body)) == string(old) {
+		return
+	}
+	p.add(Step{Kind: KindBlock, Path: path, Block: id, Body: body, Old: old, Content: upsertBlock(old, id, body), Mode: 0o644, Why: why})
+}
+
 // setVars plans setting vars (name → value; nil unsets) for the examined
 // environment. id names the files and blocks, so a second run finds and
 // replaces them instead of adding more.
@@ -119,7 +132,7 @@ func (m *Machine) setVars(p *Plan, id string, names []string, vals map[string]*s
 			return
 		}
 		body := "# Added by doctor --fix for this venv only; `deactivate` does not undo it. Undo: doctor fix --undo.\n" + exports(names, vals)
-		p.writeStep(sc.file, upsertBlock(old, id, body), 0o644, "set when this venv is activated")
+		p.blockStep(sc.file, old, id, body, "set when this venv is activated")
 		p.note("Takes effect at the next activation: deactivate && source %s", shQuote(sc.file))
 		p.note("A venv has no activate.d; the block in bin/activate stays until the shell ends and is lost if the venv is recreated")
 	default:
@@ -129,7 +142,7 @@ func (m *Machine) setVars(p *Plan, id string, names []string, vals map[string]*s
 			return
 		}
 		body := "# Added by doctor --fix. Undo: doctor fix --undo.\n" + exports(names, vals)
-		p.writeStep(sc.file, upsertBlock(old, id, body), 0o644, "set in every new shell (no conda env or venv is active)")
+		p.blockStep(sc.file, old, id, body, "set in every new shell (no conda env or venv is active)")
 		p.note("Takes effect in new shells; in this one: %s", strings.TrimSpace(strings.ReplaceAll(exports(names, vals), "\n", "; ")))
 	}
 	if p.Env == nil {

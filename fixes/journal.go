@@ -238,7 +238,9 @@ func Undo(stateDir string, w io.Writer, now time.Time) (*UndoResult, error) {
 	return res, nil
 }
 
-func (k StepKind) isFile() bool { return k == KindWrite || k == KindComment || k == KindPreserve }
+func (k StepKind) isFile() bool {
+	return k == KindWrite || k == KindComment || k == KindPreserve || k == KindBlock
+}
 
 var (
 	errUnchanged = errors.New("already holds its old content")

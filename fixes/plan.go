@@ -18,6 +18,9 @@ const (
 	KindWrite StepKind = "write"
 	// KindComment disables the line Line of a file, which must read Text.
 	KindComment StepKind = "comment"
+	// KindBlock sets doctor's marked block Block in a file to Body (added
+	// at the end, or replaced where it is), leaving the rest as it is then.
+	KindBlock StepKind = "block"
 	// KindPreserve backs up a file that a following run step may change,
 	// so that undo can restore it.
 	KindPreserve StepKind = "preserve"
@@ -49,6 +52,10 @@ type Step struct {
 	Line int    `json:"line,omitempty"`
 	Text string `json:"-"`
 	New  string `json:"-"`
+
+	// Block and Body of a block step.
+	Block string `json:"block,omitempty"`
+	Body  string `json:"-"`
 
 	// Argv is the command of a run step.
 	Argv []string `json:"argv,omitempty"`

@@ -358,6 +358,9 @@ func planBlacklistNouveau(m *Machine, p *Plan) {
 	}
 	if wrote || !m.initramfsNewerThan(conf) {
 		p.add(Step{Kind: KindRun, Argv: argv, Why: "the initramfs loads modules before the root file system: rebuild it without nouveau"})
+	} else {
+		p.Done = "nouveau is blacklisted and the initramfs rebuilt since; " + rebootNote
+		return
 	}
 	p.note(rebootNote)
 }

@@ -110,9 +110,12 @@ func writeStep(w io.Writer, k int, st Step, o PlanOptions) {
 	case KindComment:
 		fmt.Fprintf(w, "   %s. edit %s, line %d%s%s (backed up first)\n", letter(k), sanitize(st.Path), st.Line, root, sanitize(why))
 		fmt.Fprintf(w, "%s- %s\n%s+ %s\n", ind, sanitize(st.Text), ind, sanitize(st.New))
-	case KindWrite:
+	case KindWrite, KindBlock:
 		verb := "rewrite"
-		if st.Old == nil {
+		if st.Kind == KindBlock {
+			verb = "add doctor's block to"
+		}
+		if st.Old == nil && st.Kind == KindWrite {
 			verb = "create"
 		}
 		fmt.Fprintf(w, "   %s. %s %s%s%s", letter(k), verb, sanitize(st.Path), root, sanitize(why))
@@ -221,7 +224,14 @@ func WriteOutcomes(w io.Writer, r *Result, self string) {
 			fmt.Fprintf(w, "  · %s: not applied (%s)\n", p.ID, sanitize(o.Reason))
 		}
 	}
+	changed := false
+	for _, o := range r.Outcomes {
+		changed = changed || len(o.Changed) > 0
+	}
 	if r.Journal != "" {
-		fmt.Fprintf(w, "Journal and backups: %s\nUndo the file changes: %s fix --undo\n", r.Journal, self)
+		fmt.Fprintf(w, "Journal: %s\n", r.Journal)
+	}
+	if changed {
+		fmt.Fprintf(w, "Every changed file was backed up there; undo the file changes: %s fix --undo\n", self)
 	}
 }

@@ -56,7 +56,7 @@ func fixFlags() []cli.Flag {
 }
 
 func fixCommand(ios *iostreams.IOStreams) *cli.Command {
-	return &cli.Command{
+	cmd := &cli.Command{
 		Name:      "fix",
 		Usage:     "repair: every fix doctor can apply, or only the fix IDs named",
 		ArgsUsage: "[FIX-ID...]",
@@ -78,18 +78,67 @@ $XDG_STATE_HOME/doctor (default ~/.local/state/doctor);
 
 Fix IDs: ` + strings.Join(fixes.KnownIDs(), ", "),
 		Flags: append(commonFlags(), fixFlags()...),
-		Action: func(c *cli.Context) error {
-			o, err := diagnoseOptionsFrom(c)
-			if err != nil {
-				return err
-			}
-			fo := fixOptions{diag: o, Names: splitIDs(c.Args().Slice()), Yes: c.Bool("yes"), DryRun: c.Bool("dry-run"), Undo: c.Bool("undo"), Grace: c.Duration("grace")}
-			if fo.Undo && (len(fo.Names) > 0 || fo.Yes || fo.DryRun) {
-				return usageErr("fix --undo takes no fix IDs, --yes or --dry-run")
-			}
-			return runFix(c.Context, fo, ios)
-		},
 	}
+	cmd.Action = func(c *cli.Context) error {
+		ids, err := flagsAfterArgs(c, cmd.Flags)
+		if err != nil {
+			return err
+		}
+		o, err := diagnoseOptionsFrom(c)
+		if err != nil {
+			return err
+		}
+		fo := fixOptions{diag: o, Names: splitIDs(ids), Yes: c.Bool("yes"), DryRun: c.Bool("dry-run"), Undo: c.Bool("undo"), Grace: c.Duration("grace")}
+		if fo.Undo && (len(fo.Names) > 0 || fo.Yes || fo.DryRun) {
+			return usageErr("fix --undo takes no fix IDs, --yes or --dry-run")
+		}
+		return runFix(c.Context, fo, ios)
+	}
+	return cmd
+}
+
+// flagsAfterArgs applies the flags that follow the fix IDs
+// ("doctor fix stop-gpu-process --grace 5s"): urfave/cli v2 stops parsing
+// flags at the first argument. It returns the IDs.
+func flagsAfterArgs(c *cli.Context, flags []cli.Flag) ([]string, error) {
+	args := c.Args().Slice()
+	var ids []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			ids = append(ids, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			ids = append(ids, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var f cli.Flag
+		for _, fl := range flags {
+			for _, n := range fl.Names() {
+				if n == name {
+					f = fl
+				}
+			}
+		}
+		if f == nil {
+			return nil, usageErr("fix: unknown flag %s", a)
+		}
+		if _, isBool := f.(*cli.BoolFlag); isBool && !hasValue {
+			value = "true"
+		} else if !hasValue {
+			if i+1 >= len(args) {
+				return nil, usageErr("fix: flag %s needs a value", a)
+			}
+			i++
+			value = args[i]
+		}
+		if err := c.Set(f.Names()[0], value); err != nil {
+			return nil, usageErr("fix: %s: %v", a, err)
+		}
+	}
+	return ids, nil
 }
 
 // runFixFromFlags is `doctor --fix`.
@@ -308,7 +357,11 @@ func writeComparison(w io.Writer, before, after *rules.Report) {
 		}
 		seen[f.ID] = true
 		if g, ok := failingAfter[f.ID]; ok {
-			fmt.Fprintf(w, "  ✗ still: %s\n", g.Title)
+			mark := "✗"
+			if g.Severity == checks.SevWarning {
+				mark = "!"
+			}
+			fmt.Fprintf(w, "  %s still: %s\n", mark, g.Title)
 		} else {
 			fmt.Fprintf(w, "  ✓ fixed: %s\n", f.Title)
 		}
