@@ -38,6 +38,9 @@ func childFixRun() int {
 		return 3
 	}
 	s := &Session{M: mach, W: io.Discard, In: nil, Yes: true}
+	// Tell the parent where the run is, so that it can kill it at a chosen
+	// step (and a random moment within it).
+	s.stepHook = func(p *Plan, i int) error { fmt.Printf("step %d\n", i); return nil }
 	fmt.Println("started")
 	res := s.Run(context.Background(), plans)
 	if res.Outcomes[0].State != "applied" {
@@ -47,8 +50,8 @@ func childFixRun() int {
 }
 
 // startChild starts a fix run and returns once it has planned and is
-// about to apply.
-func startChild(t *testing.T, e *env) *exec.Cmd {
+// about to apply, with its progress lines.
+func startChild(t *testing.T, e *env) (*exec.Cmd, *bufio.Reader) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = []string{"DOCTOR_FIX_CHILD=1", "ROOT=" + e.root, "HOME=" + e.home, "XDG_STATE_HOME=" + e.state,
 		"CONDA_PREFIX=" + e.m.Env["CONDA_PREFIX"], "CUDA_VISIBLE_DEVICES=-1", "PATH=" + os.Getenv("PATH")}
@@ -59,12 +62,13 @@ func startChild(t *testing.T, e *env) *exec.Cmd {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
+	r := bufio.NewReader(out)
+	line, _ := r.ReadString('\n')
 	if line != "started\n" {
 		_ = cmd.Wait()
 		t.Fatalf("child did not start: %q", line)
 	}
-	return cmd
+	return cmd, r
 }
 
 // A fix run killed at any moment leaves every file either old or new, the
@@ -75,28 +79,24 @@ func TestKilledMidway(t *testing.T) {
 		t.Skip("spawns many runs")
 	}
 	const nFiles, runs = 20, 12
-	// How long does applying take here? (The second of two runs: the
-	// first one pays for a cold start.)
-	var whole time.Duration
-	for i := 0; i < 2; i++ {
-		e := newEnv(t)
-		seedCVD(t, e, nFiles)
-		c := startChild(t, e)
-		start := time.Now()
-		if err := c.Wait(); err != nil {
-			t.Fatalf("a whole run failed: %v", err)
-		}
-		whole = time.Since(start)
-	}
-
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	midway := 0
 	for iter := 0; iter < runs; iter++ {
 		e := newEnv(t)
 		files := seedCVD(t, e, nFiles)
 		orig := e.tree(e.home, e.dir+"/prefix")
-		c := startChild(t, e)
-		time.Sleep(time.Duration(rng.Int63n(int64(whole + whole/10))))
+		c, progress := startChild(t, e)
+		// Kill it when it reaches a random step (or past the last), after
+		// a random moment: inside a backup, a journal write or the edit.
+		k := rng.Intn(len(files) + 1)
+		want := fmt.Sprintf("step %d\n", k)
+		for {
+			line, err := progress.ReadString('\n')
+			if err != nil || line == want {
+				break
+			}
+		}
+		time.Sleep(time.Duration(rng.Int63n(int64(4 * time.Millisecond))))
 		_ = c.Process.Signal(syscall.SIGKILL)
 		_ = c.Wait()
 
@@ -127,7 +127,7 @@ func TestKilledMidway(t *testing.T) {
 			return
 		}
 	}
-	t.Logf("applying took %s; %d of %d runs were killed with some files changed and others not", whole, midway, runs)
+	t.Logf("%d of %d runs were killed with some files changed and others not", midway, runs)
 	if midway == 0 {
 		t.Log("no run was killed half-way this time (timing); the old-or-new and undo checks still held")
 	}
