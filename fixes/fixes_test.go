@@ -12,6 +12,7 @@ import (
 
 	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/rules"
 )
 
 // oddName is a folder name with everything that must never reach a shell.
@@ -641,5 +642,26 @@ func TestJournalRecordsEverything(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(res.Journal, en.Backup)); err != nil || st.Mode().Perm() != 0o600 {
 			t.Errorf("backup %s: %v", en.Backup, err)
 		}
+	}
+}
+
+// Without names, findings that the root cause explains wait for a later
+// run; named, they are planned.
+func TestBuildDefersBlockedFindings(t *testing.T) {
+	e := newEnv(t)
+	root := checks.Finding{ID: "kernel.nouveau", Severity: checks.SevError, Link: checks.LinkKernel, Title: "nouveau",
+		Fixes: []checks.Fix{{ID: checks.FixBlacklistNouveau, Risk: checks.RiskModerate, NeedsRoot: true}}}
+	above := checks.Finding{ID: "env.cuda_visible_devices", Severity: checks.SevError, Link: checks.LinkEnvironment, Title: "hidden", Fixes: []checks.Fix{cvdFix}}
+	r := rules.Assemble([]checks.Finding{above, root})
+	plans, _, _ := Build(e.m, r, nil)
+	if len(plans) != 1 || plans[0].ID != checks.FixBlacklistNouveau || Deferred(r) != 1 {
+		t.Errorf("unnamed: %d plans, first %s, deferred %d", len(plans), plans[0].ID, Deferred(r))
+	}
+	plans, unused, _ := Build(e.m, r, []string{checks.FixUnsetCUDAVisibleDevices, checks.FixReboot})
+	if len(plans) != 1 || plans[0].ID != checks.FixUnsetCUDAVisibleDevices || len(unused) != 1 || unused[0] != checks.FixReboot {
+		t.Errorf("named: %d plans, unused %v", len(plans), unused)
+	}
+	if _, _, err := Build(e.m, r, []string{"no-such-fix"}); err == nil {
+		t.Error("unknown fix accepted")
 	}
 }

@@ -3,6 +3,7 @@ package fixes
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -117,14 +118,19 @@ func (e *env) session(answers string, tty, yes bool, named ...string) (*Session,
 		NoLive: "", Grace: DefaultGrace, Self: "doctor"}, &out
 }
 
-// report builds a report with one failing finding per fix.
+// report builds a report with one failing finding per fix, none of them
+// explained by another.
 func report(fixes ...checks.Fix) *rules.Report {
 	var fs []checks.Finding
-	for _, fx := range fixes {
-		fs = append(fs, checks.Finding{ID: "test." + fx.ID, Check: "test", Cause: "healthy", Severity: checks.SevError,
+	for i, fx := range fixes {
+		fs = append(fs, checks.Finding{ID: fmt.Sprintf("test.%d.%s", i, fx.ID), Check: "test", Cause: "healthy", Severity: checks.SevError,
 			Link: checks.LinkEnvironment, Title: "needs " + fx.ID, Evidence: map[string]any{}, Fixes: []checks.Fix{fx}})
 	}
-	return rules.Assemble(fs)
+	r := rules.Assemble(fs)
+	for i := range r.Findings {
+		r.Findings[i].BlockedBy = nil
+	}
+	return r
 }
 
 // plan plans the report's fixes on e's machine.

@@ -208,8 +208,11 @@ func (e *UnknownFixError) Error() string {
 }
 
 // Build plans the fixes the report's failing findings carry, lowest link
-// first. With names, only those fix IDs are planned; unknown names are an
-// error, and names no finding asks for are returned in unused.
+// first. Without names, findings the root cause explains (BlockedBy) are
+// left for a later run: the lowest broken link is fixed first, and what it
+// explains often goes away with it. With names, only those fix IDs are
+// planned, blocked findings included; unknown names are an error, and names
+// no finding asks for are returned in unused.
 func Build(m *Machine, r *rules.Report, names []string) (plans []*Plan, unused []string, err error) {
 	want := map[string]bool{}
 	for _, n := range names {
@@ -222,7 +225,7 @@ func Build(m *Machine, r *rules.Report, names []string) (plans []*Plan, unused [
 	seen := map[string]bool{}
 	for i := range r.Findings {
 		f := &r.Findings[i]
-		if !f.Failing() {
+		if !f.Failing() || len(want) == 0 && f.BlockedBy != nil {
 			continue
 		}
 		for _, fx := range f.Fixes {
@@ -244,6 +247,18 @@ func Build(m *Machine, r *rules.Report, names []string) (plans []*Plan, unused [
 		}
 	}
 	return plans, unused, nil
+}
+
+// Deferred counts the failing findings that Build leaves for a later run
+// because the root cause explains them.
+func Deferred(r *rules.Report) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Failing() && f.BlockedBy != nil && len(f.Fixes) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // fixKey identifies a fix with its parameters, so one fix that several

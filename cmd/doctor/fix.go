@@ -207,6 +207,10 @@ func runFix(ctx context.Context, fo fixOptions, ios *iostreams.IOStreams) error 
 	}
 	popts := fixes.PlanOptions{IsRoot: m.IsRoot(), Self: self, Named: fo.Names, NoLive: noLive, Grace: fo.Grace.String()}
 	fixes.WritePlan(w, plans, popts)
+	if n := fixes.Deferred(before); n > 0 && len(fo.Names) == 0 {
+		fmt.Fprintf(w, "%s the root cause explains %s left for later: fix the lowest broken link first, then run doctor --fix again.\n\n",
+			plural(n, "finding", "findings"), map[bool]string{true: "is", false: "are"}[n == 1])
+	}
 	if fo.DryRun {
 		fmt.Fprintln(w, "--dry-run: nothing was changed.")
 		return exitCode(before.ExitCode())
