@@ -48,7 +48,7 @@ type Session struct {
 	// there (tests: a failure injected between steps).
 	stepHook func(p *Plan, i int) error
 
-	in      *bufio.Reader
+	lines   chan string
 	journal *Journal
 }
 
@@ -93,19 +93,45 @@ func (s *Session) now() time.Time {
 
 func (s *Session) named(id string) bool { return contains(s.Named, id) }
 
-// ask asks a yes/no question; anything but y or yes (or no answer) is no.
-func (s *Session) ask(q string) bool {
-	if s.in == nil {
-		s.in = bufio.NewReader(s.In)
+// ask asks a yes/no question; anything but y or yes is no, and so are the
+// end of the input and an interrupt (the read never holds doctor up).
+func (s *Session) ask(ctx context.Context, q string) bool {
+	if s.lines == nil {
+		s.lines = make(chan string)
+		go readLines(s.In, s.lines)
 	}
 	fmt.Fprintf(s.W, "%s [y/N] ", q)
-	line, err := s.in.ReadString('\n')
-	if err != nil && line == "" {
+	select {
+	case line, ok := <-s.lines:
+		if !ok {
+			fmt.Fprintln(s.W)
+			return false
+		}
+		a := strings.ToLower(strings.TrimSpace(line))
+		return a == "y" || a == "yes"
+	case <-ctx.Done():
 		fmt.Fprintln(s.W)
 		return false
 	}
-	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes"
+}
+
+// readLines sends each line of r until it ends. Commands doctor runs get
+// no standard input, so nothing else reads r.
+func readLines(r io.Reader, out chan<- string) {
+	defer close(out)
+	if r == nil {
+		return
+	}
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" || err == nil {
+			out <- line
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // question is what is asked before a plan runs. A process is named with
@@ -119,7 +145,7 @@ func question(p *Plan) string {
 }
 
 // consent decides whether a plan may run and says why not.
-func (s *Session) consent(p *Plan) (bool, string, string) {
+func (s *Session) consent(ctx context.Context, p *Plan) (bool, string, string) {
 	switch {
 	case p.Refused != "":
 		return false, "refused", p.Refused
@@ -149,7 +175,10 @@ func (s *Session) consent(p *Plan) (bool, string, string) {
 	if s.Yes && p.Risk != checks.RiskDangerous {
 		return true, "", ""
 	}
-	if !s.ask(question(p)) {
+	if !s.ask(ctx, question(p)) {
+		if ctx.Err() != nil {
+			return false, "skipped", "interrupted"
+		}
 		return false, "declined", "you said no"
 	}
 	return true, "", ""
@@ -189,7 +218,11 @@ func (s *Session) Run(ctx context.Context, plans []*Plan) *Result {
 		if p.Applicable() {
 			n++
 		}
-		ok, state, why := s.consent(p)
+		if ctx.Err() != nil {
+			o.State, o.Reason = "skipped", "interrupted"
+			continue
+		}
+		ok, state, why := s.consent(ctx, p)
 		if !ok {
 			o.State, o.Reason = state, why
 			if state == "skipped" || state == "needs-root" || state == "declined" {

@@ -3,6 +3,7 @@ package fixes
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -663,5 +664,30 @@ func TestBuildDefersBlockedFindings(t *testing.T) {
 	}
 	if _, _, err := Build(e.m, r, []string{"no-such-fix"}); err == nil {
 		t.Error("unknown fix accepted")
+	}
+}
+
+// An interrupt while doctor waits for an answer ends the wait: nothing is
+// applied, nothing hangs.
+func TestQuestionInterrupted(t *testing.T) {
+	e := newEnv(t)
+	seedCVD(t, e, 1)
+	pr, pw := io.Pipe() // a terminal where nobody types
+	defer pw.Close()
+	s, out := e.session("", true, false)
+	s.In = pr
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan *Result)
+	go func() {
+		done <- s.Run(ctx, e.plan(report(cvdFix, checks.Fix{ID: checks.FixTFAllowGrowth, Risk: checks.RiskSafe})))
+	}()
+	select {
+	case res := <-done:
+		if res.Applied() || res.Outcomes[0].Reason != "interrupted" || res.Outcomes[1].Reason != "interrupted" {
+			t.Errorf("%+v %+v\n%s", res.Outcomes[0], res.Outcomes[1], out)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the question did not end with the interrupt")
 	}
 }

@@ -213,7 +213,7 @@ func runFix(ctx context.Context, fo fixOptions, ios *iostreams.IOStreams) error 
 	}
 	if fo.DryRun {
 		fmt.Fprintln(w, "--dry-run: nothing was changed.")
-		return exitCode(before.ExitCode())
+		return finishUnchanged(ios, before, s, o)
 	}
 
 	sess := &fixes.Session{M: m, W: w, In: ios.In, TTY: ios.IsStdinTTY(), Yes: fo.Yes, Named: fo.Names,
@@ -226,12 +226,16 @@ func runFix(ctx context.Context, fo fixOptions, ios *iostreams.IOStreams) error 
 		noTTY = noTTY || strings.HasPrefix(oc.Reason, "no terminal to ask")
 	}
 
+	if ctx.Err() != nil {
+		fmt.Fprintln(w, "\nInterrupted: the fixes above that were not applied were left alone.")
+		return exitCode(exitFindings)
+	}
 	if !res.Applied() {
 		fmt.Fprintln(w, "\nNothing changed on this machine.")
 		if noTTY {
 			return usageErr("no terminal to ask for consent: rerun with --yes (safe and moderate fixes) or with --dry-run")
 		}
-		return exitCode(before.ExitCode())
+		return finishUnchanged(ios, before, s, o)
 	}
 
 	// Examine again, with the environment a new shell gets: the fixes
@@ -256,6 +260,17 @@ func runFix(ctx context.Context, fo fixOptions, ios *iostreams.IOStreams) error 
 		return internalErr("writing the report: %v", err)
 	}
 	return exitCode(after.ExitCode())
+}
+
+// finishUnchanged ends a run that changed nothing: a machine format still
+// gets its report on standard output.
+func finishUnchanged(ios *iostreams.IOStreams, r *rules.Report, s *host.Snapshot, o diagnoseOptions) error {
+	if o.Format != "text" {
+		if err := render(ios, r, s, o); err != nil {
+			return internalErr("writing the report: %v", err)
+		}
+	}
+	return exitCode(r.ExitCode())
 }
 
 func isLiveRoot(root string) bool { return root == "" || filepath.Clean(root) == "/" }
