@@ -9,7 +9,8 @@
 #  2. Two processes hold GPU memory; `doctor fix stop-gpu-process` runs on a
 #     real pty; the driver answers yes for the first PID, no for the second;
 #     only the first is stopped.
-# Writes $OUT/fix-summary.txt, $OUT/fix-log.txt, $OUT/fix-pty.txt.
+# Writes $OUT/fix-summary.txt, $OUT/fix-log.txt, $OUT/fix-pty.txt. Only the
+# baseline, "before" and "nothing left out" runs use --quick (no ladder).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$(mktemp -d)}
@@ -37,7 +38,7 @@ pyflag=(); [ -n "$PY" ] && pyflag=(--python "$PY")
 
 # --- baseline: what fails on this machine anyway (e.g. no TensorFlow) -----
 log "baseline: doctor --format json"
-timeout 90 "$D" "${pyflag[@]}" --format json >"$work/base.json" 2>>"$LOG"; base_rc=$?
+timeout 60 "$D" --quick "${pyflag[@]}" --format json >"$work/base.json" 2>>"$LOG"; base_rc=$?
 failing=$("${PY:-python3}" -c '
 import json,sys
 try: r=json.load(open(sys.argv[1]))
@@ -65,7 +66,7 @@ usershell() { # timeout, bash flag, command...
 
 cvd_before=$(usershell 20 -ic sh -c 'printf %s "${CUDA_VISIBLE_DEVICES-unset}"' 2>>"$LOG")
 log "before: doctor in the user's shell"
-usershell 90 -ic "$D" "${pyflag[@]}" "${skip[@]}" >>"$LOG" 2>&1; before_rc=$?
+usershell 60 -ic "$D" --quick "${pyflag[@]}" "${skip[@]}" >>"$LOG" 2>&1; before_rc=$?
 say "before: the user's shell sees CUDA_VISIBLE_DEVICES=$cvd_before; doctor exit $before_rc"
 
 log "doctor --fix --yes in the user's shell"
@@ -86,14 +87,14 @@ usershell 90 -ic "$D" "${pyflag[@]}" "${skip[@]}" --format json >"$work/after.js
 cat "$work/after.json" >>"$LOG"
 status=$("${PY:-python3}" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["status"], [f["id"] for f in r["findings"] if f["severity"]=="error"])' "$work/after.json" 2>>"$LOG")
 verdict "1d doctor in a new shell is healthy (exit 0 or warnings only)" $([ $after_rc = 0 ] && echo 0 || echo 1) "exit $after_rc, $status"
-usershell 90 -ic "$D" "${pyflag[@]}" >>"$LOG" 2>&1; full_rc=$?
+usershell 60 -ic "$D" --quick "${pyflag[@]}" >>"$LOG" 2>&1; full_rc=$?
 say "info: the same doctor with nothing left out exits $full_rc (baseline $base_rc)"
 
 log "ladder: doctor verify in a new shell"
 if timeout 10 "$D" verify --help 2>&1 | grep -q 'not available yet'; then
   say "SKIP 1e ladder: doctor verify is not in this build"
 else
-  usershell 180 -ic "$D" verify "${pyflag[@]}" >"$work/verify.txt" 2>&1; v_rc=$?
+  usershell 120 -ic "$D" verify "${pyflag[@]}" >"$work/verify.txt" 2>&1; v_rc=$?
   cat "$work/verify.txt" >>"$LOG"
   verdict "1e the ladder passes in a new shell (doctor verify)" $([ $v_rc = 0 ] && echo 0 || echo 1) "exit $v_rc: $(grep -v -e 'terminal process group' -e 'no job control' "$work/verify.txt" | tail -n 3 | tr '\n' ' ' | cut -c1-160)"
 fi
