@@ -10,7 +10,7 @@
 #     real pty; the driver answers yes for the first PID, no for the second;
 #     only the first is stopped.
 # Writes $OUT/fix-summary.txt, $OUT/fix-log.txt, $OUT/fix-pty.txt. Only the
-# baseline, "before" and "nothing left out" runs use --quick (no ladder).
+# "before" and "nothing left out" runs use --quick (no ladder).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$(mktemp -d)}
@@ -38,7 +38,7 @@ pyflag=(); [ -n "$PY" ] && pyflag=(--python "$PY")
 
 # --- baseline: what fails on this machine anyway (e.g. no TensorFlow) -----
 log "baseline: doctor --format json"
-timeout 60 "$D" --quick "${pyflag[@]}" --format json >"$work/base.json" 2>>"$LOG"; base_rc=$?
+timeout 90 "$D" "${pyflag[@]}" --format json >"$work/base.json" 2>>"$LOG"; base_rc=$?
 failing=$("${PY:-python3}" -c '
 import json,sys
 try: r=json.load(open(sys.argv[1]))
