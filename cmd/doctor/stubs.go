@@ -17,14 +17,6 @@ func verifyCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{Name: "verify", Usage: "run only the verification ladder (not available yet)", Action: notYet}
 }
 
-func fixCommand(ios *iostreams.IOStreams) *cli.Command {
-	return &cli.Command{Name: "fix", Usage: "apply chosen fixes (not available yet)", Action: notYet}
-}
-
-func runFixFromFlags(c *cli.Context, o diagnoseOptions, ios *iostreams.IOStreams) error {
-	return notYet(c)
-}
-
 func notYet(c *cli.Context) error {
 	return internalErr("%s is not implemented yet", c.Command.FullName())
 }

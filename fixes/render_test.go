@@ -1,0 +1,63 @@
+package fixes
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfdoctor/doctor/checks"
+	"github.com/tfdoctor/doctor/host"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// The plan as a person sees it: every edit, command, process and
+// instruction, with the sudo lines of a normal user.
+func TestWritePlanGolden(t *testing.T) {
+	e := newEnv(t)
+	e.m.IsRoot = func() bool { return false }
+	prefix := filepath.Join(e.dir, "conda env")
+	e.write(filepath.Join(e.home, ".bashrc"), "alias ll='ls -l'\nexport CUDA_VISIBLE_DEVICES=-1\n")
+	e.write(filepath.Join(prefix, "conda-meta", "state"), `{"env_vars": {"CUDA_VISIBLE_DEVICES": "-1"}}`)
+	e.write(filepath.Join(e.root, "etc", "environment"), "CUDA_VISIBLE_DEVICES=\"-1\"\n")
+	e.m.Env["CONDA_PREFIX"] = prefix
+	e.m.Env["CUDA_VISIBLE_DEVICES"] = "-1"
+	e.m.Snap = &host.Snapshot{Platform: host.Platform{DistroID: "ubuntu", Kernel: "6.8.0-45-generic"}}
+
+	plans := []*Plan{
+		PlanFix(e.m, cvdFix, &checks.Finding{ID: "env.cuda_visible_devices", Title: `CUDA_VISIBLE_DEVICES="-1" hides every GPU`}),
+		PlanFix(e.m, checks.Fix{ID: checks.FixTFAllowGrowth, Title: "Let TensorFlow allocate GPU memory as needed", Risk: checks.RiskSafe}, nil),
+		PlanFix(e.m, checks.Fix{ID: checks.FixPipInstallTensorFlow, Title: "Install TensorFlow with its CUDA wheels", Risk: checks.RiskModerate,
+			Params: map[string]string{"python": "/opt/my env/bin/python", "requirement": "tensorflow[and-cuda]==2.20.0"}}, nil),
+		{ID: checks.FixStopGPUProcess, Title: "Stop PID 4242 (python train.py)", Risk: checks.RiskDangerous,
+			Steps: []Step{{Kind: KindSignal, Proc: &Process{PID: 4242, User: "alice", Command: "python train.py --epochs 10\x1b[2J", HasGPU: true, UsedMiB: 20480}}}},
+		PlanFix(e.m, checks.Fix{ID: checks.FixBlacklistNouveau, Title: "Blacklist nouveau and rebuild the initramfs", Risk: checks.RiskModerate, NeedsRoot: true}, nil),
+		PlanFix(e.m, checks.Fix{ID: checks.FixInstallDriver, Title: "Install the NVIDIA driver", Risk: checks.RiskDangerous, NeedsRoot: true}, nil),
+		PlanFix(e.m, checks.Fix{ID: checks.FixWindowsDriver, Title: "Update the Windows driver", Manual: true,
+			Steps: []string{"On Windows: install the current NVIDIA driver", "In PowerShell: wsl --update", "In PowerShell: wsl --shutdown"}}, nil),
+	}
+	e.m.Snap.Platform.WSL.Version = 2
+	plans = append(plans, PlanFix(e.m, checks.Fix{ID: checks.FixInstallDriver, Title: "Install the NVIDIA driver", Risk: checks.RiskDangerous, NeedsRoot: true}, nil))
+
+	var b strings.Builder
+	WritePlan(&b, plans, PlanOptions{IsRoot: false, Self: "doctor", Grace: "10s"})
+	got := strings.ReplaceAll(b.String(), e.dir, "$TMP")
+	golden := filepath.Join("testdata", "plan.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("plan differs from %s (go test -update rewrites it):\n%s", golden, got)
+	}
+}
