@@ -154,6 +154,11 @@ the lowest broken link as the root cause, with the evidence and the exact fix.
 			if c.Bool("fix") {
 				return runFixFromFlags(c, opts, ios)
 			}
+			for _, f := range []string{"yes", "dry-run"} {
+				if c.Bool(f) {
+					return usageErr("--%s goes with --fix (or doctor fix)", f)
+				}
+			}
 			return runDiagnose(c.Context, opts, ios)
 		},
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {

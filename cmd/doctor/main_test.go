@@ -202,3 +202,12 @@ func processesWith(s string) []string {
 	}
 	return out
 }
+
+func TestFixFlagsNeedFix(t *testing.T) {
+	for _, f := range []string{"--yes", "--dry-run"} {
+		code, _, errOut := runDoctor(t, "", "--from", scenarioSnap("healthy-linux"), f)
+		if code != 2 || !strings.Contains(errOut, "goes with --fix") {
+			t.Errorf("%s without --fix: exit %d, %q", f, code, errOut)
+		}
+	}
+}
