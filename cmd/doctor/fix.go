@@ -29,7 +29,9 @@ var (
 	fixSetenv   = os.Setenv
 	fixUnsetenv = os.Unsetenv
 	fixSelf     = func() string {
-		if p, err := os.Executable(); err == nil && filepath.IsAbs(p) {
+		// The full path, so the line works under sudo too; but not the
+		// throw-away binary of `go run`.
+		if p, err := os.Executable(); err == nil && filepath.IsAbs(p) && !strings.Contains(p, "/go-build") {
 			return p
 		}
 		return "doctor"
