@@ -91,7 +91,7 @@ func TestFilterEnv(t *testing.T) {
 
 func TestReadSnapshotErrors(t *testing.T) {
 	cases := map[string]string{
-		"":                                  "empty input",
+		"":                                    "empty input",
 		"{\"schema\": \"doctor.snapshot/v1\"": "truncated",
 		"{\"schema\": 5}":                     "expected string",
 		"[1,2,3]":                             "expected",

@@ -183,7 +183,9 @@ var nvmlVersionRE = regexp.MustCompile(`^libnvidia-ml\.so\.(\d+\.\d+(?:\.\d+)?)$
 // or libcuda.so.VER).
 func (g *gatherer) driverLibraries() ([]LibFile, string) {
 	var files []LibFile
-	version := ""
+	// NVML's version is what "Driver/library version mismatch" compares;
+	// libcuda's stands in when NVML's library is missing.
+	nvmlVer, cudaVer := "", ""
 	seen := map[string]bool{}
 	for _, dir := range DriverLibDirs {
 		ents, err := os.ReadDir(g.path(dir))
@@ -206,16 +208,26 @@ func (g *gatherer) driverLibraries() ([]LibFile, string) {
 				f.Target, _ = os.Readlink(g.path(p))
 			}
 			files = append(files, f)
-			if mm := nvmlVersionRE.FindStringSubmatch(n); mm != nil && version == "" && dir != "/usr/lib/wsl/lib" {
-				version = mm[1]
+			// The version is in the real file's name, whichever link led
+			// to it (libnvidia-ml.so.1 -> libnvidia-ml.so.580.159.04).
+			base := filepath.Base(real)
+			if real == "" {
+				base = n
 			}
-			if strings.HasPrefix(n, "libcuda.so.") && version == "" && strings.Count(n, ".") >= 4 && dir != "/usr/lib/wsl/lib" {
-				version = strings.TrimPrefix(n, "libcuda.so.")
+			if dir != "/usr/lib/wsl/lib" && !strings.HasPrefix(real, g.path("/usr/lib/wsl/")) {
+				if mm := nvmlVersionRE.FindStringSubmatch(base); mm != nil && nvmlVer == "" {
+					nvmlVer = mm[1]
+				} else if strings.HasPrefix(base, "libcuda.so.") && strings.Count(base, ".") >= 4 && cudaVer == "" {
+					cudaVer = strings.TrimPrefix(base, "libcuda.so.")
+				}
 			}
 		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	return files, version
+	if nvmlVer != "" {
+		return files, nvmlVer
+	}
+	return files, cudaVer
 }
 
 // LibFile is a library file found on disk; Target is the symlink's target
