@@ -629,7 +629,9 @@ func (g *gemmRun) product(t string) (func() error, error) {
 		if err := checkBlas("cublasSetMathMode", C.bl_set_math_mode(cublasDefaultMath)); err != nil {
 			return nil, err
 		}
-		return func() error { return checkBlas("cublasGemmEx", C.bl_gemm_bf16(m, n, k, g.a16.ptr, g.b16.ptr, g.c16.ptr)) }, nil
+		return func() error {
+			return checkBlas("cublasGemmEx", C.bl_gemm_bf16(m, n, k, g.a16.ptr, g.b16.ptr, g.c16.ptr))
+		}, nil
 	}
 	return nil, fmt.Errorf("unknown product type %q", t)
 }
