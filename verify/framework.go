@@ -282,6 +282,26 @@ var libCause = map[string]string{
 	"cusolver": "libcusolver_missing",
 }
 
+// textSignatures are framework messages that name a cause without a CUDA
+// error name (PyTorch's warnings, mostly).
+var textSignatures = []struct{ text, cause string }{
+	{"CUDA unknown error", causeCuInitUnknown},
+	{"driver on your system is too old", causeDriverTooOld},
+	{"CUDA driver version is insufficient", causeDriverTooOld},
+	{"forward compatibility was attempted on non supported HW", causeDriverTooOld},
+	{"unsupported display driver / cuda driver combination", causeDriverMismatch},
+	{"Driver/library version mismatch", causeDriverMismatch},
+}
+
+func signatureCause(text string) string {
+	for _, s := range textSignatures {
+		if strings.Contains(text, s.text) {
+			return s.cause
+		}
+	}
+	return ""
+}
+
 // classifyProbeFailure picks the cause of a failed probe from its stage,
 // the exception and the framework's log. It knows only the commonest
 // signatures; doctor explain's log signatures refine it (see
@@ -300,6 +320,9 @@ func classifyProbeFailure(res probeResult, stderr string, env map[string]string)
 			return causeTFCPUOnly
 		}
 		if c := cudaErrorCause(stderr+"\n"+text, e); c != "" {
+			return c
+		}
+		if c := signatureCause(stderr + "\n" + text); c != "" {
 			return c
 		}
 		if c := missingLibCause(stderr + "\n" + text); c != "" {
@@ -323,6 +346,9 @@ func classifyProbeFailure(res probeResult, stderr string, env map[string]string)
 		return causeUnsupportedCC
 	}
 	if c := cudaErrorCause(text+"\n"+stderr, e); c != "" {
+		return c
+	}
+	if c := signatureCause(text + "\n" + stderr); c != "" {
 		return c
 	}
 	return causeComputeFailed
