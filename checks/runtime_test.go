@@ -21,7 +21,7 @@ func TestRuntimeChecksValid(t *testing.T) {
 func passLadder() *host.Verification {
 	dev := &host.RungDevice{Name: "NVIDIA H200", ComputeCapability: "9.0", PCIBusID: "0000:18:00.0"}
 	return &host.Verification{Rungs: []host.Rung{
-		{Name: host.RungDriver, Status: host.RungPass, Summary: "PTX kernel compiled by the driver ran on NVIDIA H200 (cc 9.0); all 1048576 elements correct", Device: dev, PID: 101},
+		{Name: host.RungDriver, Status: host.RungPass, Summary: "PTX kernel compiled by the driver ran correctly on NVIDIA H200 (cc 9.0)", Device: dev, PID: 101},
 		{Name: host.RungLibraries, Status: host.RungPass, Summary: "cuBLAS 13.0.0 8192³: bf16 771 TFLOP/s (of 989)", Device: dev, PID: 102,
 			Figures: []host.Figure{{DType: "bf16", M: 8192, N: 8192, K: 8192, TFLOPS: 771, ExpectedTFLOPS: 989, MedianMS: 1.43, Runs: 10, Timing: "cuda_events", Checked: 128, Correct: true}}},
 		{Name: host.RungFramework, Status: host.RungPass, Framework: "torch", FrameworkVersion: "2.11.0", PID: 103,
@@ -60,7 +60,7 @@ func TestRungChecks(t *testing.T) {
 		title string
 	}{
 		{"no ladder", VerifyDriver, host.Snapshot{}, SevInfo, "healthy", "", "GPU computes through the driver: not checked"},
-		{"driver passes", VerifyDriver, host.Snapshot{Verification: passLadder()}, SevOK, "healthy", "", "PTX kernel compiled by the driver ran on NVIDIA H200"},
+		{"driver passes", VerifyDriver, host.Snapshot{Verification: passLadder()}, SevOK, "healthy", "", "PTX kernel compiled by the driver ran correctly on NVIDIA H200"},
 		{"libraries pass", VerifyLibraries, host.Snapshot{Verification: passLadder()}, SevOK, "healthy", "", "cuBLAS 13.0.0"},
 		{"framework passes without TensorFlow", VerifyFramework, host.Snapshot{Verification: passLadder()}, SevInfo, "tf_not_installed", "", "TensorFlow not installed; GPU stack verified with PyTorch"},
 		{"hidden GPU", VerifyDriver, host.Snapshot{Verification: fail(host.RungDriver, "cuda_visible_devices_hides_gpu", "cuInit", nil)}, SevError, "cuda_visible_devices_hides_gpu", FixUnsetCUDAVisibleDevices, "GPU compute through the driver failed: cuInit failed"},

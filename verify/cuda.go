@@ -345,7 +345,7 @@ func runDriver(req childRequest, e env) host.Rung {
 		return r
 	}
 	r.Status = host.RungPass
-	r.Summary = fmt.Sprintf("PTX kernel compiled by the driver ran on %s; all %d elements correct", dev, n)
+	r.Summary = "PTX kernel compiled by the driver ran correctly on " + dev
 	return r
 }
 

@@ -32,7 +32,7 @@ func TestLadderPassesOnFakeGPU(t *testing.T) {
 	if d.Library != filepath.Join(dir, "libcuda.so.1") {
 		t.Errorf("driver rung library %q", d.Library)
 	}
-	if !strings.Contains(d.Summary, "all 1048576 elements correct") || d.PID == 0 || d.DurationMS <= 0 {
+	if d.Summary != "PTX kernel compiled by the driver ran correctly on Fake GPU (cc 8.0)" || d.Facts["elements"] != "1048576" || d.PID == 0 || d.DurationMS <= 0 {
 		t.Errorf("driver rung: %+v", d)
 	}
 	if d.Facts["driver_cuda_version"] != "12.4" || d.Facts["ptx_target"] != "sm_50 (PTX ISA 6.0)" {
