@@ -229,7 +229,7 @@ func frameworkResult(out outcome, env map[string]string) host.Rung {
 	case "skip":
 		r.Status = host.RungSkip
 		r.Cause = causeTFNotInstalled
-		r.Summary = "no framework to probe in " + res.Executable + ": " + res.Error
+		r.Summary = res.Error + " in " + res.Executable
 		return r
 	case "pass":
 		r.Status = host.RungPass

@@ -79,7 +79,7 @@ func TestFrameworkRung(t *testing.T) {
 			host.RungFail, "cuinit_unknown_error", "torch", "TensorFlow not installed; PyTorch 2.99.0+fake does not see the GPU"},
 		{"pytorch wrong result", []string{"torch"}, []string{"FAKETORCH_WRONG=1"}, host.RungFail, "gpu_compute_failed", "torch", ""},
 		{"pytorch out of memory", []string{"torch"}, []string{"FAKETORCH_RAISE=CUDA out of memory. Tried to allocate 128.00 MiB"}, host.RungFail, "gpu_out_of_memory_other_process", "torch", ""},
-		{"nothing installed", nil, nil, host.RungSkip, "tf_not_installed", "", "no framework to probe"},
+		{"nothing installed", nil, nil, host.RungSkip, "tf_not_installed", "", "none of TensorFlow, PyTorch, JAX, CuPy is installed in "},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -130,10 +130,12 @@ func TestFrameworkRungGateAndHang(t *testing.T) {
 	o = fakeOptions(dir, "PYTHONPATH="+pythonPath(t, "torch"), "FAKETORCH_HANG=1")
 	o.Framework = "auto"
 	o.Rungs = []string{host.RungFramework}
-	o.FrameworkTimeout = 1500 * time.Millisecond
+	o.FrameworkTimeout = 3 * time.Second
 	start := time.Now()
 	f := rung(t, runLadder(t, o), host.RungFramework)
-	if time.Since(start) > 10*time.Second || f.Status != host.RungFail || !f.TimedOut || f.Cause != "framework_import_failed" || f.API != "stage import" {
+	// "start" when python3 itself was slow to come up (a pyenv shim on a
+	// loaded machine); either way the import never finished.
+	if time.Since(start) > 15*time.Second || f.Status != host.RungFail || !f.TimedOut || f.Cause != "framework_import_failed" || (f.API != "stage import" && f.API != "stage start") {
 		t.Errorf("%+v", f)
 	}
 }
