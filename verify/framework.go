@@ -285,6 +285,9 @@ var libCause = map[string]string{
 // textSignatures are framework messages that name a cause without a CUDA
 // error name (PyTorch's warnings, mostly).
 var textSignatures = []struct{ text, cause string }{
+	// PyTorch, when cudart finds no libcuda (cudaErrorInsufficientDriver
+	// with driver version 0).
+	{"Found no NVIDIA driver on your system", causeDriverMissing},
 	{"CUDA unknown error", causeCuInitUnknown},
 	{"driver on your system is too old", causeDriverTooOld},
 	{"CUDA driver version is insufficient", causeDriverTooOld},
@@ -319,10 +322,10 @@ func classifyProbeFailure(res probeResult, stderr string, env map[string]string)
 		if res.BuiltWithCUDA != nil && !*res.BuiltWithCUDA {
 			return causeTFCPUOnly
 		}
-		if c := cudaErrorCause(stderr+"\n"+text, e); c != "" {
+		if c := signatureCause(stderr + "\n" + text); c != "" {
 			return c
 		}
-		if c := signatureCause(stderr + "\n" + text); c != "" {
+		if c := cudaErrorCause(stderr+"\n"+text, e); c != "" {
 			return c
 		}
 		if c := missingLibCause(stderr + "\n" + text); c != "" {

@@ -219,6 +219,8 @@ DOCTOR_PROBE_RESULT {"error": "ResourceExhaustedError: {{function_node __wrapped
 		{name: "libdevice", stdout: tfXLA, status: host.RungFail, cause: "xla_ptxas_or_libdevice_missing"},
 		{name: "torch: forward compatibility", stdout: torchCompat, status: host.RungFail, cause: "driver_too_old_for_cuda",
 			stderr: "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW (Triggered internally at /pytorch/c10/cuda/CUDAFunctions.cpp:109.)"},
+		{name: "torch: no driver", stdout: torchCompat, status: host.RungFail, cause: "driver_missing",
+			stderr: "/opt/torch/.venv/lib/python3.12/site-packages/torch/cuda/__init__.py:182: UserWarning: CUDA initialization: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx (Triggered internally at /pytorch/c10/cuda/CUDAFunctions.cpp:119.)"},
 		{name: "crash during import", stdout: "DOCTOR_PROBE_STAGE import\n", out: outcome{exitCode: -1, signal: "segmentation fault"}, status: host.RungFail, cause: "framework_import_failed",
 			check: func(t *testing.T, r host.Rung) {
 				if !strings.Contains(r.Error, "crashed: segmentation fault (last stage: import)") {
@@ -267,4 +269,25 @@ func FuzzParseProbeOutput(f *testing.F) {
 			t.Errorf("a failure without a cause: %+v", r)
 		}
 	})
+}
+
+func TestInheritCause(t *testing.T) {
+	mk := func(api, cause string) *host.Verification {
+		return &host.Verification{Rungs: []host.Rung{
+			{Name: host.RungDriver, Status: host.RungFail, Cause: "driver_missing"},
+			{Name: host.RungFramework, Status: host.RungFail, Cause: cause, API: api},
+		}}
+	}
+	v := mk("stage devices", "gpu_compute_failed")
+	inheritCause(v)
+	if f := v.Rung(host.RungFramework); f.Cause != "driver_missing" || f.Facts["cause_from"] != "the driver rung" {
+		t.Errorf("%+v", f)
+	}
+	for _, v := range []*host.Verification{mk("stage matmul", "gpu_compute_failed"), mk("stage devices", "tf_cpu_only_build_installed")} {
+		want := v.Rungs[1].Cause
+		inheritCause(v)
+		if v.Rungs[1].Cause != want {
+			t.Errorf("%+v", v.Rungs[1])
+		}
+	}
 }

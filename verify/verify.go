@@ -206,6 +206,7 @@ func Run(ctx context.Context, opts Options) *host.Verification {
 			o.Progress(r)
 		}
 	}
+	inheritCause(v)
 	if o.GPU != nil && FarUnderExpected(v) {
 		if nv, err := o.GPU.Read(ctx); err == nil {
 			v.Conditions = &nv
@@ -213,6 +214,24 @@ func Run(ctx context.Context, opts Options) *host.Verification {
 	}
 	v.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	return v
+}
+
+// inheritCause gives a framework failure that its probe could not explain
+// (the framework just sees no GPU) the cause of the driver rung's failure:
+// the layer below explains the one above.
+func inheritCause(v *host.Verification) {
+	d, f := v.Rung(host.RungDriver), v.Rung(host.RungFramework)
+	if d == nil || f == nil || d.Status != host.RungFail || f.Status != host.RungFail || f.Cause != causeComputeFailed {
+		return
+	}
+	if f.API != "stage devices" && f.API != "stage init" {
+		return
+	}
+	if f.Facts == nil {
+		f.Facts = map[string]string{}
+	}
+	f.Facts["cause_from"] = "the driver rung"
+	f.Cause = d.Cause
 }
 
 // SlowRatio is the fraction of the expected speed under which a figure is
