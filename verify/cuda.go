@@ -13,6 +13,7 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"unsafe"
@@ -147,9 +148,14 @@ func openDevice(req childRequest, e env, r *host.Rung) (*device, bool) {
 		return nil, false
 	}
 	if C.dr_loaded_from(&errBuf[0], 1024) == 0 {
-		r.Library = cstr(errBuf)
-		if real, err := filepath.EvalSymlinks(r.Library); err == nil && real != r.Library {
-			r.Facts["library_file"] = real
+		lib := cstr(errBuf)
+		if r.Name == host.RungDriver {
+			r.Library = lib
+		} else {
+			r.Facts["libcuda"] = lib
+		}
+		if real, err := filepath.EvalSymlinks(lib); err == nil && real != lib {
+			r.Facts["libcuda_file"] = real
 		}
 	}
 	d := &device{}
@@ -363,11 +369,13 @@ const (
 
 // warm-up: at least this many products and this much GPU time, so clocks
 // and caches have settled and one-time costs (kernel loading, heuristics)
-// are paid before timing.
+// are paid before timing. The first product type warms the GPU up; the
+// next ones only need their own kernels loaded and selected.
 const (
-	warmupMin   = 3
-	warmupMS    = 100
-	warmupLimit = 500
+	warmupMin     = 3
+	warmupFirstMS = 100
+	warmupLaterMS = 25
+	warmupLimit   = 500
 )
 
 // runLibraries is rung 2: GEMMs through cuBLAS on GPU-generated data,
@@ -431,8 +439,12 @@ func runLibraries(req childRequest, e env, gate func()) host.Rung {
 		return r
 	}
 	var parts []string
-	for _, t := range types {
-		f, err := g.time(t)
+	for i, t := range types {
+		warm := float64(warmupLaterMS)
+		if i == 0 {
+			warm = warmupFirstMS
+		}
+		f, err := g.time(t, warm)
 		if err != nil {
 			if ce, ok := err.(*cuError); ok && ce.lib == "cublas" {
 				failBlas(&r, err, d)
@@ -469,6 +481,7 @@ func openCublas(req childRequest, d *device, r *host.Rung) bool {
 	var loadErrs []string
 	var fallback string
 	for _, cand := range req.Cublas {
+		preloadCublasLt(cand)
 		p := C.CString(cand)
 		rc := C.bl_open(p, &errBuf[0], 1024)
 		C.free(unsafe.Pointer(p))
@@ -508,6 +521,24 @@ func openCublas(req childRequest, d *device, r *host.Rung) bool {
 		r.Error = "tried " + strings.Join(req.Cublas, ", ") + ": " + strings.Join(loadErrs, "; ")
 	}
 	return false
+}
+
+// preloadCublasLt loads libcublasLt.so.N from the folder of a
+// libcublas.so.N file first, so that libcublas finds its sibling even where
+// the wheel or package did not set an $ORIGIN run path (the loader matches a
+// dependency against libraries already loaded, by soname).
+func preloadCublasLt(cand string) {
+	dir, base := filepath.Split(cand)
+	if dir == "" || !strings.HasPrefix(base, "libcublas.so.") {
+		return
+	}
+	lt := filepath.Join(dir, "libcublasLt.so."+strings.TrimPrefix(base, "libcublas.so."))
+	if _, err := os.Stat(lt); err != nil {
+		return
+	}
+	p := C.CString(lt)
+	defer C.free(unsafe.Pointer(p))
+	C.bl_preload(p)
 }
 
 func noteCublas(cand string, r *host.Rung) {
@@ -650,7 +681,7 @@ func elapsed(from, to int) (float64, error) {
 
 // time warms up, then times g.runs products of type t one by one with CUDA
 // events, and checks the sampled entries of the last result.
-func (g *gemmRun) time(t string) (host.Figure, error) {
+func (g *gemmRun) time(t string, warmupMS float64) (host.Figure, error) {
 	f := host.Figure{DType: t, M: g.m, N: g.n, K: g.k, Runs: g.runs, PerSample: 1, Timing: "cuda_events", Tolerance: tolerances[t]}
 	gemm, err := g.product(t)
 	if err != nil {

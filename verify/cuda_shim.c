@@ -277,6 +277,10 @@ static cublasStatus_t (*p_cublasSgemm)(cublasHandle_t, int, int, int, int, int, 
 static cublasStatus_t (*p_cublasGemmEx)(cublasHandle_t, int, int, int, int, int, const void *, const void *, int, int,
                                         const void *, int, int, const void *, void *, int, int, int, int);
 
+/* bl_preload loads a library cuBLAS depends on (libcublasLt) and keeps it
+ * loaded for the life of the process. */
+int bl_preload(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL) ? 0 : DR_NOT_LOADED; }
+
 int bl_open(const char *path, char *err, int errlen) {
     bl_close();
     dlerror();

@@ -50,6 +50,7 @@ int dr_event_elapsed(int from, int to, float *ms);
 void dr_events_destroy(void);
 
 /* cuBLAS. */
+int bl_preload(const char *path);
 int bl_open(const char *path, char *err, int errlen);
 int bl_loaded_from(char *buf, int len);
 void bl_close(void);

@@ -3,6 +3,8 @@ package verify
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -314,5 +316,33 @@ func TestTail(t *testing.T) {
 	got := tail([]byte(strings.Repeat("line\n", 100)), 22)
 	if !strings.HasPrefix(got, "…\nline") || len(got) > 30 {
 		t.Errorf("%q", got)
+	}
+}
+
+// A libcublas whose sibling libcublasLt is not on the loader's path and
+// that has no $ORIGIN run path still loads: the rung loads the sibling
+// first.
+func TestLibrariesLoadsCublasLtSibling(t *testing.T) {
+	t.Parallel()
+	dir := fakes(t)
+	wheel := filepath.Join(t.TempDir(), "nvidia", "cublas", "lib")
+	if err := os.MkdirAll(wheel, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lt := filepath.Join(wheel, "libcublasLt.so.12")
+	if b, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,-soname,libcublasLt.so.12", "-o", lt, "-x", "c", "-").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	lib := filepath.Join(wheel, "libcublas.so.12")
+	cmd := exec.Command("gcc", "-shared", "-fPIC", "-DFAKE_MAJOR=12", "-o", lib, filepath.Join("testdata", "fakecublas.c"), "-L"+wheel, "-Wl,--no-as-needed", "-l:libcublasLt.so.12")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	o := fakeOptions(dir, "HOME=/nonexistent", "PATH=/nonexistent")
+	o.Rungs = []string{host.RungLibraries}
+	o.LibCublas = lib
+	r := rung(t, runLadder(t, o), host.RungLibraries)
+	if r.Status != host.RungPass || r.Library != lib {
+		t.Errorf("%s %s: %s", r.Status, r.Library, r.Error)
 	}
 }

@@ -27,6 +27,10 @@ type proc struct {
 	stderr *capped
 	done   chan struct{}
 	start  time.Time
+	// lineSeen is closed when the child has written its first complete
+	// line to stdout: a rung child's result.
+	lineSeen chan struct{}
+	released sync.Once
 
 	mu      sync.Mutex
 	end     time.Time
@@ -43,7 +47,8 @@ func startProc(argv []string, env []string, dir string, first []byte) (*proc, er
 	cmd.Env = env
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &proc{cmd: cmd, stdout: &capped{max: 1 << 20}, stderr: &capped{max: 1 << 20}, done: make(chan struct{})}
+	p := &proc{cmd: cmd, stdout: &capped{max: 1 << 20}, stderr: &capped{max: 1 << 20}, done: make(chan struct{}), lineSeen: make(chan struct{})}
+	p.stdout.onLine = func() { close(p.lineSeen) }
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	// A grandchild that left the group could hold the pipes open; stop
 	// waiting for them a second after the child itself ends.
@@ -70,8 +75,22 @@ func startProc(argv []string, env []string, dir string, first []byte) (*proc, er
 	return p, nil
 }
 
-// release lets a child past its gate.
-func (p *proc) release() { _, _ = p.stdin.Write([]byte("go\n")) }
+// release lets a child past its gate (once).
+func (p *proc) release() { p.released.Do(func() { _, _ = p.stdin.Write([]byte("go\n")) }) }
+
+// finished is closed when the child has printed its first line or ended,
+// whichever comes first.
+func (p *proc) finished() <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		select {
+		case <-p.lineSeen:
+		case <-p.done:
+		}
+		close(ch)
+	}()
+	return ch
+}
 
 // outcome is how a child ended.
 type outcome struct {
@@ -167,11 +186,17 @@ type capped struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 	max int
+	// onLine, when set, is called once, after the first newline.
+	onLine func()
 }
 
 func (c *capped) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.onLine != nil && bytes.IndexByte(p, '\n') >= 0 {
+		defer c.onLine()
+		c.onLine = nil
+	}
 	if room := c.max - c.buf.Len(); room > 0 {
 		if len(p) > room {
 			c.buf.Write(p[:room])

@@ -186,15 +186,29 @@ func Run(ctx context.Context, opts Options) *host.Verification {
 	for _, name := range o.Rungs {
 		steps = append(steps, o.startStep(name))
 	}
+	// Each rung is let past its gate as soon as the rung below has
+	// printed its result (or ended): its CUDA teardown need not be waited
+	// for.
+	for i := 1; i < len(steps); i++ {
+		below, s := steps[i-1], steps[i]
+		if s.proc == nil {
+			continue
+		}
+		if below.proc == nil {
+			s.proc.release()
+			continue
+		}
+		go func() {
+			<-below.proc.finished()
+			s.proc.release()
+		}()
+	}
 	v := &host.Verification{Rungs: []host.Rung{}}
-	for i, s := range steps {
+	for _, s := range steps {
 		var r host.Rung
 		if s.done != nil {
 			r = *s.done
 		} else {
-			if i > 0 {
-				s.proc.release()
-			}
 			out := s.proc.wait(ctx, time.Now().Add(s.timeout))
 			r = s.finish(out, s.proc.pid())
 		}
