@@ -273,6 +273,8 @@ var (
 	// 'libcudnn.so.8'"; XLA's dlopen wrappers print the soname too.
 	missingLibRE = regexp.MustCompile(`(?:Could not load dynamic library|cannot open shared object file|Cannot dlopen)[^\n]*?'?(lib(?:cudart|cublas|cublasLt|cudnn|cufft|cusparse|cusolver)\b)`)
 	libNameRE    = regexp.MustCompile(`\blib(cudart|cublasLt|cublas|cudnn|cufft|cusparse|cusolver)\.so`)
+	// The loader's words for a driver library that is missing or hidden.
+	libcudaRE = regexp.MustCompile(`libcuda\.so(\.1)?: (cannot open shared object file|file too short|invalid ELF header)`)
 )
 
 // libCause maps a library's name to its *_missing cause label.
@@ -417,6 +419,9 @@ func cudaErrorCause(text string, e env) string {
 
 // missingLibCause finds a CUDA library that could not be loaded.
 func missingLibCause(text string) string {
+	if libcudaRE.MatchString(text) {
+		return causeDriverMissing
+	}
 	if m := missingLibRE.FindStringSubmatch(text); m != nil {
 		return libCause[strings.TrimPrefix(m[1], "lib")]
 	}

@@ -215,6 +215,7 @@ DOCTOR_PROBE_RESULT {"error": "ResourceExhaustedError: {{function_node __wrapped
 				t.Errorf("%+v", r)
 			}
 		}},
+		{name: "import fails on libcuda", stdout: strings.Replace(tfImport, "libcudart.so.11.0: cannot open", "libcuda.so.1: file too short; libcudart.so.11.0: cannot open", 1), status: host.RungFail, cause: "driver_missing"},
 		{name: "out of memory", stdout: tfOOM, status: host.RungFail, cause: "gpu_out_of_memory_other_process"},
 		{name: "libdevice", stdout: tfXLA, status: host.RungFail, cause: "xla_ptxas_or_libdevice_missing"},
 		{name: "torch: forward compatibility", stdout: torchCompat, status: host.RungFail, cause: "driver_too_old_for_cuda",
