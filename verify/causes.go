@@ -74,8 +74,8 @@ func cuResultName(code int) string {
 	return fmt.Sprintf("CUDA_ERROR_%d", code)
 }
 
-// cuResultCode is the inverse of cuResultName for the known names, with the
-// runtime API's spelling accepted too; -1 when unknown.
+// cuResultCode is the inverse of cuResultName for the known names; -1 when
+// unknown.
 func cuResultCode(name string) int {
 	for c, n := range cuResultNames {
 		if n == name {
@@ -85,33 +85,29 @@ func cuResultCode(name string) int {
 	return -1
 }
 
-// Cause labels the ladder reports (DESIGN.md; the last four were added by
-// doctor and are documented in knowledge.Causes).
+// Cause labels the ladder reports (DESIGN.md; gpu_compute_failed,
+// framework_import_failed and driver_unresponsive were added by doctor and
+// are documented in knowledge.Causes).
 const (
-	causeDriverMissing       = "driver_missing"
-	causeWSLLibcuda          = "wsl_libcuda_not_found"
-	causeCVDHides            = "cuda_visible_devices_hides_gpu"
-	causeCuInitUnknown       = "cuinit_unknown_error"
-	causeDriverTooOld        = "driver_too_old_for_cuda"
-	causeDriverMismatch      = "driver_library_mismatch"
-	causeLDPath              = "ld_library_path_pollution"
-	causeOOM                 = "gpu_out_of_memory_other_process"
-	causeComputeMode         = "compute_mode_prohibited"
-	causeECC                 = "gpu_ecc_errors"
-	causeUnsupportedCC       = "unsupported_compute_capability"
-	causeCublasMissing       = "libcublas_missing"
-	causeUnresponsive        = "driver_unresponsive"
-	causeTFNotInstalled      = "tf_not_installed"
-	causeTFCPUOnly           = "tf_cpu_only_build_installed"
-	causeXLA                 = "xla_ptxas_or_libdevice_missing"
-	causeComputeFailed       = "gpu_compute_failed"
-	causeFrameworkImport     = "framework_import_failed"
-	causeLibcudartMissing    = "libcudart_missing"
-	causeUVMMissing          = "uvm_module_missing"
-	causeDeviceNodePerm      = "device_node_permission"
-	causeMIG                 = "mig_misconfigured"
-	causeContainerNoGPU      = "container_runtime_no_gpu"
-	causeCudaVersionMismatch = "cuda_version_mismatch_tf_build"
+	causeDriverMissing   = "driver_missing"
+	causeWSLLibcuda      = "wsl_libcuda_not_found"
+	causeCVDHides        = "cuda_visible_devices_hides_gpu"
+	causeCuInitUnknown   = "cuinit_unknown_error"
+	causeDriverTooOld    = "driver_too_old_for_cuda"
+	causeDriverMismatch  = "driver_library_mismatch"
+	causeLDPath          = "ld_library_path_pollution"
+	causeOOM             = "gpu_out_of_memory_other_process"
+	causeComputeMode     = "compute_mode_prohibited"
+	causeECC             = "gpu_ecc_errors"
+	causeUnsupportedCC   = "unsupported_compute_capability"
+	causeCublasMissing   = "libcublas_missing"
+	causeUnresponsive    = "driver_unresponsive"
+	causeTFNotInstalled  = "tf_not_installed"
+	causeTFCPUOnly       = "tf_cpu_only_build_installed"
+	causeXLA             = "xla_ptxas_or_libdevice_missing"
+	causeComputeFailed   = "gpu_compute_failed"
+	causeFrameworkImport = "framework_import_failed"
+	causeDeviceNodePerm  = "device_node_permission"
 )
 
 // env is the part of the process environment the cause mapping reads.
