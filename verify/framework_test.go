@@ -85,7 +85,7 @@ func TestFrameworkRung(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			o := Options{Size: 16, Runs: 3, Rungs: []string{host.RungFramework}, FrameworkTimeout: time.Minute,
-				Environ: append(baseEnv(), append([]string{"PYTHONPATH=" + pythonPath(t, c.frameworks...)}, c.env...)...)}
+				Environ: append(baseEnv(), append([]string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONPATH=" + pythonPath(t, c.frameworks...)}, c.env...)...)}
 			r := rung(t, runLadder(t, o), host.RungFramework)
 			if r.Status != c.status || r.Cause != c.cause || r.Framework != c.framework {
 				t.Fatalf("got %s %s %s (error %q, stderr %q)", r.Status, r.Cause, r.Framework, r.Error, r.Stderr)
