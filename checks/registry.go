@@ -26,6 +26,11 @@ var All = []*Check{
 	MIGConfig,
 	OtherProcessesMemory,
 	DiskSpace,
+	// runtime
+	VerifyDriver,
+	VerifyLibraries,
+	VerifyFramework,
 	// performance
 	Throttle,
+	VerifySpeed,
 }

@@ -61,6 +61,10 @@ var Causes = []Cause{
 	{"check_incomplete", "Added by doctor: a collector failed or timed out, so one link could not be examined."},
 	{"gpu_not_used", "Added by doctor: the watched job is not among the GPU's processes; it runs on the CPU."},
 	{"gpu_underutilized", "Added by doctor: the GPU is mostly idle while the watched job's CPU is not saturated and it does not wait on I/O (small batches, many small ops, synchronisation, or work off the GPU)."},
+	{"gpu_compute_failed", "Added by doctor: real GPU work of the verification ladder failed or gave wrong results (a CUDA, cuBLAS or framework call returned an error) for a reason the evidence does not pin down; the rung's error says what failed."},
+	{"framework_import_failed", "Added by doctor: importing TensorFlow (or the fallback framework) failed for a reason no other check explains; the exception and the framework's log say why."},
+	{"gpu_busy_other_process", "Added by doctor: another process computes on the same GPU, so doctor's verification matmul ran far below the GPU's expected speed."},
+	{"gpu_slow_unexplained", "Added by doctor: the verification matmul ran far below the GPU model's expected speed and neither throttling, other processes nor the PCIe link explain it."},
 }
 
 var causeIndex = func() map[string]int {

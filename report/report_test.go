@@ -17,7 +17,18 @@ import (
 	"github.com/tfdoctor/doctor/rules"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+// The in-package tests (verification_test.go) define -update too; one flag
+// serves both.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files")
+	}
+}
+
+func update() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 func load(t *testing.T, scenario string) (*rules.Report, *host.Snapshot) {
 	t.Helper()
@@ -45,7 +56,7 @@ func identity(s *host.Snapshot) report.Identity {
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if *update {
+	if update() {
 		os.MkdirAll("testdata", 0o755)
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)

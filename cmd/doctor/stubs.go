@@ -13,10 +13,6 @@ func explainCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{Name: "explain", Usage: "diagnose a pasted log (not available yet)", Action: notYet}
 }
 
-func verifyCommand(ios *iostreams.IOStreams) *cli.Command {
-	return &cli.Command{Name: "verify", Usage: "run only the verification ladder (not available yet)", Action: notYet}
-}
-
 func notYet(c *cli.Context) error {
 	return internalErr("%s is not implemented yet", c.Command.FullName())
 }

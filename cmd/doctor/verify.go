@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/internal/iostreams"
+	"github.com/tfdoctor/doctor/rules"
+	"github.com/tfdoctor/doctor/verify"
+)
+
+func init() {
+	runtimeProbe = probeRuntime
+}
+
+// cublasFromSnapshot returns the libcublas file that the library resolution
+// (Snapshot.Libraries) says TensorFlow would load, "" when it does not say;
+// the ladder then searches the way TensorFlow does. Wired by the library
+// resolution's owner.
+var cublasFromSnapshot = func(*host.Snapshot) string { return "" }
+
+// rungChildCommand is the argv that runs one rung of the ladder in a child
+// process: this executable's hidden `verify __rung` command. Tests replace
+// it.
+var rungChildCommand = func() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return []string{exe, "verify", verify.ChildCommandName}
+}
+
+// verifyCollectors are the collectors `doctor verify` reads alongside the
+// ladder, for the runtime and performance checks: quick ones only.
+var verifyCollectors = []string{"platform", "pci", "modules", "devices", "nvml", "env", "kernel-log"}
+
+func verifyCommand(ios *iostreams.IOStreams) *cli.Command {
+	return &cli.Command{
+		Name:            "verify",
+		Usage:           "run only the verification ladder: real GPU work from the driver up to TensorFlow",
+		ArgsUsage:       " ",
+		HideHelpCommand: true,
+		Description: `Three rungs, each in a child process under its own deadline, each isolating
+one layer, so that a failure says which layer broke:
+
+   1 driver     libcuda.so.1 loaded by doctor itself (no toolkit, no Python):
+                a PTX kernel compiled by the driver, run and checked
+   2 libraries  GEMMs through the libcublas TensorFlow would load, in fp32,
+                TF32 and bf16 (compute capability 8.0+), timed with CUDA events
+                and checked against a float64 CPU reference
+   3 framework  the examined Python: TensorFlow imported, GPUs listed, a matmul
+                placed on /GPU:0, checked and timed; without TensorFlow, the
+                same through PyTorch, JAX or CuPy
+
+Figures are medians after warm-up, next to what the GPU model should reach; a
+result far under it is a performance finding. 'doctor' runs the same ladder
+unless --quick. Exit code 1 when a rung fails.`,
+		Flags: append(commonFlags(),
+			&cli.IntFlag{Name: "size", Value: verify.DefaultSize, Usage: "m = n = k of the timed products"},
+			&cli.IntFlag{Name: "runs", Value: verify.DefaultRuns, Usage: "timed runs after warm-up; figures are their median"},
+			&cli.StringFlag{Name: "framework", Value: "auto", Usage: "auto (TensorFlow, else PyTorch, JAX, CuPy), tensorflow, torch, jax, cupy or none"},
+			&cli.StringSliceFlag{Name: "rung", Usage: "run only this rung: driver, libraries or framework; repeatable"},
+			&cli.StringFlag{Name: "libcuda", Usage: "the driver library to load (default libcuda.so.1 from the loader's path)"},
+			&cli.StringFlag{Name: "libcublas", Usage: "the libcublas file to use (default: the examined Python's nvidia wheels, then libcublas.so.13/12/11)"},
+			&cli.DurationFlag{Name: "rung-timeout", Usage: "deadline of each rung (default 30 s driver, 60 s libraries, 180 s framework)"},
+		),
+		Subcommands: []*cli.Command{{
+			Name:   verify.ChildCommandName,
+			Hidden: true,
+			Usage:  "run one rung in this process (the ladder's child; reads a JSON request on standard input)",
+			Action: func(c *cli.Context) error {
+				if code := verify.ChildMain(ios.In, ios.Out); code != 0 {
+					return exitCode(code)
+				}
+				return nil
+			},
+		}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("verify takes no arguments (unknown %q)", c.Args().First())
+			}
+			o, err := diagnoseOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			switch {
+			case o.Root != "":
+				return usageErr("verify runs on this machine; --root does not apply")
+			case o.Quick:
+				return usageErr("--quick skips the ladder; it does not apply to verify")
+			}
+			vo, err := verifyOptionsFrom(c, o)
+			if err != nil {
+				return err
+			}
+			return runVerify(c.Context, o, vo, ios)
+		},
+	}
+}
+
+func verifyOptionsFrom(c *cli.Context, o diagnoseOptions) (verify.Options, error) {
+	vo := verify.Options{
+		Size:      c.Int("size"),
+		Runs:      c.Int("runs"),
+		Framework: strings.ToLower(c.String("framework")),
+		Rungs:     splitIDs(c.StringSlice("rung")),
+		LibCUDA:   c.String("libcuda"),
+		LibCublas: c.String("libcublas"),
+		Python:    o.Python,
+	}
+	if d := c.Duration("rung-timeout"); d != 0 {
+		if d < 0 {
+			return vo, usageErr("--rung-timeout must be positive, got %s", d)
+		}
+		vo.DriverTimeout, vo.LibrariesTimeout, vo.FrameworkTimeout = d, d, d
+	}
+	if err := vo.Validate(); err != nil {
+		return vo, usageErr("%v", err)
+	}
+	if o.Python != "" {
+		if st, err := os.Stat(o.Python); strings.Contains(o.Python, "/") && (err != nil || st.IsDir()) {
+			return vo, usageErr("--python %s: no such interpreter", o.Python)
+		}
+	}
+	return vo, nil
+}
+
+// runVerify runs the ladder and, meanwhile, reads the few machine facts the
+// runtime and performance checks need; then reports on those checks only.
+func runVerify(ctx context.Context, o diagnoseOptions, vo verify.Options, ios *iostreams.IOStreams) error {
+	type gathered struct{ s *host.Snapshot }
+	ch := make(chan gathered, 1)
+	go func() {
+		ch <- gathered{host.Gather(ctx, host.Options{Only: verifyCollectors, GPU: gpuSource(), Timeout: o.Timeout,
+			Python: o.Python, Quick: true, Version: toolVersion()})}
+	}()
+	vo.GPU = gpuSource()
+	v := runLadder(ctx, vo, o, ios)
+	s := (<-ch).s
+	s.Verification = v
+	r, err := rules.Evaluate(s, rules.Options{Only: []string{"runtime", "performance"}, Skip: o.Skip})
+	if err != nil {
+		var uc *rules.UnknownCheckError
+		if errors.As(err, &uc) {
+			return usageErr("%v", err)
+		}
+		return internalErr("evaluating checks: %v", err)
+	}
+	r.Source = "live"
+	if err := render(ios, r, s, o); err != nil {
+		return internalErr("writing the report: %v", err)
+	}
+	return exitCode(r.ExitCode())
+}
+
+// probeRuntime is the runtime part of plain `doctor` (and of `doctor
+// snapshot`): the ladder, run after the gather, with what the gather found
+// about the examined Python and its libraries.
+func probeRuntime(ctx context.Context, s *host.Snapshot, o diagnoseOptions, ios *iostreams.IOStreams) {
+	vo := verify.Options{Python: o.Python, GPU: gpuSource()}
+	if vo.Python == "" && s.Python != nil {
+		vo.Python = s.Python.Executable
+	}
+	vo.LibCublas = cublasFromSnapshot(s)
+	s.Verification = runLadder(ctx, vo, o, ios)
+}
+
+// runLadder runs the ladder with progress on a terminal, and with -v prints
+// each rung as it ends and the rungs' standard error afterwards.
+func runLadder(ctx context.Context, vo verify.Options, o diagnoseOptions, ios *iostreams.IOStreams) *host.Verification {
+	vo.ChildCommand = rungChildCommand()
+	live := ios.IsStderrTTY() && o.Format == "text"
+	start := time.Now()
+	var done []string
+	if live {
+		fmt.Fprint(ios.ErrOut, "doctor: verifying on the GPU…")
+	}
+	vo.Progress = func(r host.Rung) {
+		mark := map[host.RungStatus]string{host.RungPass: "✓", host.RungFail: "✗", host.RungSkip: "-"}[r.Status]
+		done = append(done, r.Name+" "+mark)
+		switch {
+		case live:
+			fmt.Fprintf(ios.ErrOut, "\r\033[Kdoctor: verifying on the GPU… %s", strings.Join(done, ", "))
+		case o.Verbose:
+			fmt.Fprintf(ios.ErrOut, "doctor: rung %-9s %-4s %7.1f ms  %s\n", r.Name, r.Status, r.DurationMS, r.Summary)
+		}
+	}
+	v := verify.Run(ctx, vo)
+	if live {
+		fmt.Fprint(ios.ErrOut, "\r\033[K")
+	}
+	if o.Verbose {
+		for _, r := range v.Rungs {
+			if strings.TrimSpace(r.Stderr) == "" {
+				continue
+			}
+			fmt.Fprintf(ios.ErrOut, "doctor: standard error of the %s rung:\n", r.Name)
+			for _, l := range strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n") {
+				fmt.Fprintf(ios.ErrOut, "  | %s\n", l)
+			}
+		}
+		fmt.Fprintf(ios.ErrOut, "doctor: verification ladder took %s\n", time.Since(start).Round(time.Millisecond))
+	}
+	return v
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/internal/iostreams"
+	"github.com/tfdoctor/doctor/verify"
+)
+
+// TestVerifyRungChild is not a test: the tests below run the test binary as
+// the ladder's rung child, and this is where that child starts.
+func TestVerifyRungChild(t *testing.T) {
+	if os.Getenv("DOCTOR_VERIFY_CHILD") != "1" {
+		t.Skip("runs only as the rung child of another test")
+	}
+	os.Exit(verify.ChildMain(os.Stdin, os.Stdout))
+}
+
+// useTestChild makes the ladder run its rungs in this test binary, and
+// builds the fake CUDA libraries of verify/testdata.
+func useTestChild(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is needed to build the fake CUDA libraries")
+	}
+	dir := t.TempDir()
+	for out, args := range map[string][]string{
+		"libcuda.so.1":    {"../../verify/testdata/fakecuda.c"},
+		"libcublas.so.12": {"../../verify/testdata/fakecublas.c", "-DFAKE_MAJOR=12"},
+	} {
+		cmd := exec.Command("gcc", append([]string{"-shared", "-fPIC", "-o", filepath.Join(dir, out)}, args...)...)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, b)
+		}
+	}
+	old := rungChildCommand
+	rungChildCommand = func() []string { return []string{os.Args[0], "-test.run=^TestVerifyRungChild$"} }
+	t.Cleanup(func() { rungChildCommand = old })
+	t.Setenv("DOCTOR_VERIFY_CHILD", "1")
+	t.Setenv("CUDA_VISIBLE_DEVICES", "")
+	os.Unsetenv("CUDA_VISIBLE_DEVICES")
+	return dir
+}
+
+
+type jsonReport struct {
+	Status    string `json:"status"`
+	RootCause *struct {
+		ID    string `json:"id"`
+		Cause string `json:"cause"`
+	} `json:"root_cause"`
+	Findings []struct {
+		ID       string `json:"id"`
+		Severity string `json:"severity"`
+		Cause    string `json:"cause"`
+	} `json:"findings"`
+	Verification *host.Verification `json:"verification"`
+}
+
+func TestVerifyCommand(t *testing.T) {
+	dir := useTestChild(t)
+	common := []string{"verify", "--libcuda", filepath.Join(dir, "libcuda.so.1"), "--libcublas", filepath.Join(dir, "libcublas.so.12"),
+		"--size", "32", "--runs", "2", "--framework", "none", "--format", "json"}
+
+	code, out, errOut := runDoctor(t, "", common...)
+	var r jsonReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("exit %d: %v\n%s\n%s", code, err, out, errOut)
+	}
+	if code != 0 || r.Status != "ok" || r.Verification == nil || len(r.Verification.Rungs) != 2 {
+		t.Fatalf("exit %d, report %+v\n%s", code, r, errOut)
+	}
+	for _, g := range r.Verification.Rungs {
+		if g.Status != host.RungPass {
+			t.Errorf("rung %s: %+v", g.Name, g)
+		}
+	}
+	ids := map[string]string{}
+	for _, f := range r.Findings {
+		ids[f.ID] = f.Severity
+	}
+	if ids["runtime.driver_compute"] != "ok" || ids["runtime.cublas_gemm"] != "ok" {
+		t.Errorf("findings %v", ids)
+	}
+	for id := range ids {
+		if !strings.HasPrefix(id, "runtime.") && !strings.HasPrefix(id, "perf.") {
+			t.Errorf("verify reports only the runtime and performance links, got %s", id)
+		}
+	}
+
+	// A hidden GPU: the driver rung names the cause, exit 1.
+	t.Setenv("CUDA_VISIBLE_DEVICES", "-1")
+	t.Setenv("FAKECUDA_INIT", "100")
+	code, out, _ = runDoctor(t, "", common...)
+	r = jsonReport{}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || r.RootCause == nil || r.RootCause.Cause != "cuda_visible_devices_hides_gpu" || r.RootCause.ID != "runtime.driver_compute" {
+		t.Errorf("exit %d, root cause %+v", code, r.RootCause)
+	}
+
+	// Text, with -v: each rung on stderr as it ends.
+	code, out, errOut = runDoctor(t, "", append(common[:len(common)-2], "-v")...)
+	if code != 1 || !strings.Contains(out, "Verification ladder") || !strings.Contains(out, "[cuda_visible_devices_hides_gpu]") || !strings.Contains(errOut, "doctor: rung driver    fail") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+func TestVerifyUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"verify", "--size", "4"}, "size 4 is out of range"},
+		{[]string{"verify", "--runs", "0", "--size", "7"}, "out of range"},
+		{[]string{"verify", "--framework", "mxnet"}, `unknown framework "mxnet"`},
+		{[]string{"verify", "--rung", "kernel"}, `unknown rung "kernel"`},
+		{[]string{"verify", "--quick"}, "--quick skips the ladder"},
+		{[]string{"verify", "--from", "x.json"}, "flag provided but not defined: -from"},
+		{[]string{"verify", "--root", "/tmp"}, "--root does not apply"},
+		{[]string{"verify", "now"}, "verify takes no arguments"},
+		{[]string{"verify", "--rung-timeout", "-1s"}, "--rung-timeout must be positive"},
+		{[]string{"verify", "--python", "/nonexistent/python3"}, "no such interpreter"},
+		{[]string{"verify", "--format", "yaml"}, "unknown --format"},
+	}
+	for _, c := range cases {
+		code, out, errOut := runDoctor(t, "", c.args...)
+		if code != 2 || !strings.Contains(errOut, c.msg) || out != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q", c.args, code, errOut, out)
+		}
+	}
+}
+
+func TestVerifyRungCommandBadInput(t *testing.T) {
+	ios, in, out, _ := iostreams.Test()
+	in.WriteString("{not json\n")
+	if code := Main(context.Background(), []string{"doctor", "verify", verify.ChildCommandName}, ios); code != 2 || !strings.Contains(out.String(), "expects a JSON request") {
+		t.Errorf("exit %d, %q", code, out.String())
+	}
+}
+
+// Plain doctor runs the ladder into the snapshot unless --quick.
+func TestDiagnoseRunsLadderUnlessQuick(t *testing.T) {
+	useTestChild(t)
+	old := gpuSource
+	gpuSource = func() host.GPUSource { return noGPU{} }
+	t.Cleanup(func() { gpuSource = old })
+	t.Setenv("PATH", "/nonexistent") // no python3: the framework rung is skipped quickly
+
+	_, out, _ := runDoctor(t, "", "--quick", "--format", "json")
+	var r jsonReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Verification != nil {
+		t.Errorf("--quick ran the ladder: %+v", r.Verification)
+	}
+	_, out, _ = runDoctor(t, "", "--format", "json", "--python", "/nonexistent/python3")
+	r = jsonReport{}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Verification == nil || len(r.Verification.Rungs) != 3 {
+		t.Fatalf("no ladder: %+v", r.Verification)
+	}
+}
+
+type noGPU struct{}
+
+func (noGPU) Read(ctx context.Context) (host.NVML, error) {
+	return host.NVML{Error: "ERROR_LIBRARY_NOT_FOUND"}, nil
+}
