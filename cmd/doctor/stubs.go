@@ -9,10 +9,6 @@ import (
 // Commands whose packages are not written yet. Each is replaced by its own
 // file (explain.go, verify.go, watch.go, fix.go).
 
-func explainCommand(ios *iostreams.IOStreams) *cli.Command {
-	return &cli.Command{Name: "explain", Usage: "diagnose a pasted log (not available yet)", Action: notYet}
-}
-
 func verifyCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{Name: "verify", Usage: "run only the verification ladder (not available yet)", Action: notYet}
 }
