@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -137,6 +138,15 @@ tensorflow-cpu, tf-nightly; tensorflow-intel is a dependency of tensorflow on Wi
 and does not count): they install into the same package folder and overwrite each
 other's files.`,
 		Run: reasonMultipleTF,
+	},
+	{
+		ID: "explain.secure_boot_state", Title: "Secure Boot on and the module not loaded", Link: checks.LinkKernel, Phase: phaseFindings,
+		Causes: []string{"secure_boot_unsigned_module"},
+		Doc: `When the paste shows Secure Boot enabled (mokutil --sb-state) and the NVIDIA module not
+loaded (nvidia-smi cannot reach the driver, the installer or modprobe failed) with no
+more specific reason, the unsigned module being refused is the likely cause, as the
+live check concludes.`,
+		Run: reasonSecureBoot,
 	},
 	{
 		ID: "explain.versions", Title: "Versions attached to version findings", Link: checks.LinkPython, Phase: phaseFindings,
@@ -296,6 +306,8 @@ func reasonNoGPUListed(st *explainState) {
 	}
 }
 
+var cudaDirRE = regexp.MustCompile(`/cuda-(\d+\.\d+)(?:/|:|$)`)
+
 // libSightings collects the versions of lib the paste shows, outside the
 // lines where loading it failed.
 func (st *explainState) libSightings(lib string, failLines map[int]bool) (majors map[int]bool, refs []lineRef) {
@@ -355,6 +367,17 @@ func reasonDlopenVersions(st *explainState) {
 			continue
 		}
 		majors, refs := st.libSightings(lib, failLines)
+		if lib == "cudart" || lib == "cublas" {
+			// The failing line's LD_LIBRARY_PATH shows the CUDA toolkit the
+			// loader was pointed at (/usr/local/cuda-11.8/lib64).
+			for _, p := range d.multi["ld_library_path"] {
+				for _, m := range cudaDirRE.FindAllStringSubmatch(p, -1) {
+					if v := parseVer(m[1]).major(); v >= 0 {
+						majors[v] = true
+					}
+				}
+			}
+		}
 		if len(majors) == 0 || majors[want.major()] {
 			continue
 		}
@@ -947,4 +970,27 @@ func reasonTFVersionAnswer(st *explainState) {
 	}
 	st.facts = append(st.facts, added...)
 	sort.SliceStable(st.facts, func(i, j int) bool { return st.facts[i].line < st.facts[j].line })
+}
+
+func reasonSecureBoot(st *explainState) {
+	state, f, ok := st.firstFact("secure_boot")
+	if !ok || !strings.EqualFold(state, "enabled") {
+		return
+	}
+	for _, d := range st.drafts {
+		if d.link.Order() <= checks.LinkKernel.Order() && !d.symptom && (d.severity == checks.SevError) {
+			return // a more specific kernel-level cause is already named
+		}
+	}
+	for _, d := range st.drafts {
+		if !d.symptom || (d.cause != "driver_missing" && d.cause != "kernel_module_not_built") {
+			continue
+		}
+		d.cause = "secure_boot_unsigned_module"
+		d.link = st.lib.linkOf(d.cause)
+		d.symptom = false
+		d.note("Secure Boot is enabled on this machine, so an unsigned NVIDIA module is refused at load; the kernel log ('Key was rejected by service', 'Loading of unsigned module is rejected') confirms it.")
+		d.ev("secure_boot_line", quote(f))
+		d.reasons = append(d.reasons, "explain.secure_boot_state")
+	}
 }
