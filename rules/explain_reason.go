@@ -356,6 +356,15 @@ func reasonDlopenVersions(st *explainState) {
 		}
 	}
 	for _, d := range drafts {
+		// "Could not load dynamic library 'libcusolver.so.11'; dlerror:
+		// libnvJitLink.so.12: cannot open shared object file": the library
+		// is there, a library it needs is not.
+		if dep := strings.TrimSpace(strings.SplitN(d.values["dlerror"], ":", 2)[0]); dep != "" && strings.Contains(dep, ".so") && dep != d.values["library"] {
+			d.note("%s itself was found, but it needs %s, which could not be loaded.", d.values["library"], dep)
+			d.ev("missing_dependency", dep)
+		}
+	}
+	for _, d := range drafts {
 		lib := d.values["lib"]
 		want := parseVer(d.values["lib_version"])
 		switch lib {
