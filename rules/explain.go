@@ -382,7 +382,6 @@ func (st *explainState) addHit(h hit) {
 func (st *explainState) newDraft(id, cause string, sev checks.Severity, title, detail string) *draft {
 	d := &draft{id: id, key: id, cause: cause, severity: sev, link: st.lib.linkOf(cause), title: title, detail: detail,
 		values: map[string]string{}, multi: map[string][]string{}, weight: 12}
-	st.byKey[id+"|"+fmt.Sprint(len(st.drafts))] = d
 	st.drafts = append(st.drafts, d)
 	return d
 }

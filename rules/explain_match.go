@@ -153,7 +153,10 @@ func (s *Signature) match(line string, lower func() string) map[string]string {
 			}
 		}
 	}
-	for _, re := range s.re {
+	for i, re := range s.re {
+		if s.lit[i] != "" && !strings.Contains(line, s.lit[i]) {
+			continue
+		}
 		loc := re.FindStringSubmatchIndex(line)
 		if loc == nil {
 			continue

@@ -96,6 +96,9 @@ type Signature struct {
 
 	File string           `json:"-"`
 	re   []*regexp.Regexp `json:"-"`
+	// lit[i] is a literal every match of re[i] contains (its literal
+	// prefix): a cheap substring test before running the expression.
+	lit []string `json:"-"`
 }
 
 // causeInfo is what explain attaches to a cause: its link, its fixes and
@@ -362,14 +365,16 @@ func (l *library) validate() []string {
 				bad("%s: keyword %q must be non-empty lower-case ASCII", where, k)
 			}
 		}
-		s.re = nil
+		s.re, s.lit = nil, nil
 		for _, p := range s.Patterns {
 			re, err := regexp.Compile(p)
 			if err != nil {
 				bad("%s: pattern %q: %v", where, p, err)
 				continue
 			}
+			prefix, _ := re.LiteralPrefix()
 			s.re = append(s.re, re)
+			s.lit = append(s.lit, prefix)
 		}
 		if len(s.Examples) == 0 {
 			bad("%s: needs at least one example line", where)
