@@ -49,7 +49,6 @@ func useTestChild(t *testing.T) string {
 	return dir
 }
 
-
 type jsonReport struct {
 	Status    string `json:"status"`
 	RootCause *struct {

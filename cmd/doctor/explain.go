@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/fatih/color"
+	"github.com/urfave/cli/v2"
+
+	"github.com/tfdoctor/doctor/internal/iostreams"
+	"github.com/tfdoctor/doctor/rules"
+)
+
+func init() {
+	// `doctor rules` lists the log signatures and the reasoning steps.
+	extraRules = append(extraRules, func() []ruleDoc {
+		var out []ruleDoc
+		for _, d := range rules.SignatureDocs() {
+			out = append(out, ruleDoc{Kind: d.Kind, ID: d.ID, Link: d.Link, Title: d.Title, Causes: d.Causes, Doc: d.Doc})
+		}
+		return out
+	})
+}
+
+// explainOptions are the options of `doctor explain`.
+type explainOptions struct {
+	Path     string // "" or "-": standard input
+	Format   string
+	Verbose  bool
+	NoColor  bool
+	NoRedact bool
+	Redact   bool
+}
+
+const explainHelp = `Reads what was pasted from a machine with the problem (TensorFlow's stderr, a
+Python traceback, nvidia-smi output or errors, dmesg/journal lines, pip,
+conda or container runtime errors, several mixed together) and answers with
+the same report as doctor: findings ranked along the chain, the root cause
+first, the evidence lines quoted with their line numbers, and the fix.
+
+   doctor explain tf.log
+   python train.py 2>&1 | doctor explain
+   doctor explain --format json - < paste.txt
+
+With no FILE (or -) the log is read from standard input.
+
+EXIT CODES:
+   0  no error-severity finding: only warnings, only harmless messages
+      (root cause benign_warning_only), or nothing recognised (root_cause
+      null and one info finding asking for the output that would decide)
+   1  at least one error-severity finding
+   2  bad usage, or a log that cannot be read: missing, empty or binary
+   3  doctor itself failed
+`
+
+func explainCommand(ios *iostreams.IOStreams) *cli.Command {
+	return &cli.Command{
+		Name:        "explain",
+		Usage:       "diagnose a pasted log (TensorFlow stderr, traceback, nvidia-smi, dmesg, pip, conda...)",
+		ArgsUsage:   "[FILE or -]",
+		Description: explainHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "output format: text, json, markdown or prometheus"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show every finding with its detail, evidence and fixes"},
+			&cli.BoolFlag{Name: "no-color", Usage: "no colour (also NO_COLOR=1)"},
+			&cli.BoolFlag{Name: "no-redact", Usage: "keep user, host names, home paths and GPU UUIDs in Markdown output"},
+			&cli.BoolFlag{Name: "redact", Usage: "redact personal data in text and JSON output too"},
+		},
+		Action: func(c *cli.Context) error {
+			o, err := explainOptionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return runExplain(o, ios)
+		},
+	}
+}
+
+// explainOptionsFrom parses the flags; a flag given before the subcommand
+// (doctor --format json explain) counts too.
+func explainOptionsFrom(c *cli.Context) (explainOptions, error) {
+	if c.NArg() > 1 {
+		return explainOptions{}, usageErr("explain takes one FILE (or - for standard input), got %d arguments", c.NArg())
+	}
+	str := func(name string) string {
+		for _, ctx := range c.Lineage() {
+			if ctx.IsSet(name) {
+				return ctx.String(name)
+			}
+		}
+		return c.String(name)
+	}
+	flag := func(name string) bool {
+		for _, ctx := range c.Lineage() {
+			if ctx.IsSet(name) {
+				return ctx.Bool(name)
+			}
+		}
+		return false
+	}
+	o := explainOptions{
+		Path:     c.Args().First(),
+		Format:   strings.ToLower(str("format")),
+		Verbose:  flag("verbose"),
+		NoColor:  flag("no-color"),
+		NoRedact: flag("no-redact"),
+		Redact:   flag("redact"),
+	}
+	if o.Format == "md" {
+		o.Format = "markdown"
+	}
+	for _, f := range formats {
+		if f == o.Format {
+			return o, nil
+		}
+	}
+	return o, usageErr("unknown --format %q: use one of %s", o.Format, strings.Join(formats, ", "))
+}
+
+func runExplain(o explainOptions, ios *iostreams.IOStreams) error {
+	var in io.Reader
+	name := o.Path
+	if o.Path == "" || o.Path == "-" {
+		in, name = ios.In, "standard input"
+		if ios.IsStdinTTY() {
+			fmt.Fprintln(ios.ErrOut, "doctor: paste the log, then press Ctrl-D on an empty line")
+		}
+	} else {
+		f, err := os.Open(o.Path)
+		if err != nil {
+			return usageErr("cannot read the log: %v", err)
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return usageErr("cannot read the log %s: it is a folder", o.Path)
+		}
+		in = f
+	}
+	r, err := rules.Explain(in, rules.ExplainOptions{Version: toolVersion()})
+	if err != nil {
+		var ie *rules.InputError
+		if errors.As(err, &ie) {
+			return usageErr("%s: %s", name, ie.Msg)
+		}
+		return usageErr("cannot read the log %s: %v", name, err)
+	}
+	dopts := diagnoseOptions{Format: o.Format, Verbose: o.Verbose, NoColor: o.NoColor, NoRedact: o.NoRedact, Redact: o.Redact}
+	if o.Format != "text" {
+		if err := render(ios, r, nil, dopts); err != nil {
+			return internalErr("writing the report: %v", err)
+		}
+		return exitCode(r.ExitCode())
+	}
+	// The text renderer's first line is written for a live diagnosis ("No
+	// problem found: TensorFlow should see the GPU", or a red cross for any
+	// root cause). A log may hold nothing recognised, or only harmless
+	// messages: that first line is replaced here.
+	var buf bytes.Buffer
+	tios := *ios
+	tios.Out = &buf
+	if err := render(&tios, r, nil, dopts); err != nil {
+		return internalErr("writing the report: %v", err)
+	}
+	out := buf.String()
+	if head := explainHeadline(r, ios.ColorEnabled() && !o.NoColor); head != "" {
+		if i := strings.IndexByte(out, '\n'); i >= 0 {
+			out = head + out[i:]
+		}
+	}
+	if _, err := io.WriteString(ios.Out, out); err != nil {
+		return internalErr("writing the report: %v", err)
+	}
+	return exitCode(r.ExitCode())
+}
+
+// explainHeadline is the first line of the text report when the log has
+// no failing root cause; "" keeps the renderer's line.
+func explainHeadline(r *rules.Report, useColor bool) string {
+	paint := func(attr color.Attribute, s string) string {
+		c := color.New(attr)
+		if useColor {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+		return c.Sprint(s)
+	}
+	if r.RootCause != nil {
+		if r.Status != "ok" {
+			return ""
+		}
+		return paint(color.FgCyan, "i") + " " + r.RootCause.Title + " " + paint(color.Faint, "["+r.RootCause.Cause+"]")
+	}
+	for _, f := range r.Findings {
+		switch f.ID {
+		case "explain.unrecognised":
+			return paint(color.FgYellow, "?") + " Nothing in the log was recognised."
+		case "explain.no_problem_seen":
+			return paint(color.FgGreen, "✓") + " No problem in the recognised output."
+		}
+	}
+	return paint(color.FgGreen, "✓") + " No problem in the log: the framework used the GPU."
+}

@@ -1,0 +1,774 @@
+package rules
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/tfdoctor/doctor/checks"
+	"github.com/tfdoctor/doctor/host"
+)
+
+// Explain: the root cause of a pasted log.
+//
+// A paste (TensorFlow's stderr, a traceback, nvidia-smi, dmesg, pip, conda,
+// container runtime errors, often mixed) is read line by line; every line
+// is matched against the signature library (rules/signatures/*.json). A
+// matched line becomes evidence of a finding, records a fact (versions,
+// nvidia-smi rows), marks a context (container, WSL, native Windows,
+// Jupyter) or a success. Reasoners then compare the facts across lines
+// (the driver's CUDA version against what the build needs, the cuDNN that
+// loaded against the one compiled in, a requested soname against the
+// versions installed) and the findings go through Assemble like the
+// machine diagnosis: ordered along the chain, the lowest broken link is the
+// root cause and what it explains is folded under it. Within one link a
+// specific finding outranks a symptom (a message that is a consequence,
+// such as "Cannot dlopen some GPU libraries"), then the heavier signature,
+// then the earlier line.
+//
+// Outcomes: findings with a root cause (exit 1 when it is an error); only
+// harmless messages (root cause benign_warning_only, status ok, with what
+// to paste next); recognised output with nothing wrong (root cause null);
+// nothing recognised (root cause null, one info finding saying so and
+// asking for the output that would decide). Empty and binary input are
+// input errors (*InputError), which the CLI turns into exit code 2.
+
+// DefaultMaxLogBytes is how much of a log Explain reads.
+const DefaultMaxLogBytes = 32 << 20
+
+// ExplainOptions tunes Explain.
+type ExplainOptions struct {
+	// Version is the tool version written into the report.
+	Version string
+	// MaxBytes caps the input read (DefaultMaxLogBytes when 0); the rest
+	// is ignored and the report says so.
+	MaxBytes int64
+}
+
+// InputError is a log Explain cannot read: empty or binary.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// ErrEmptyLog is returned for an empty (or whitespace-only) log.
+var ErrEmptyLog = &InputError{Msg: "the log is empty: paste the output to explain (TensorFlow's stderr, a traceback, nvidia-smi, dmesg...)"}
+
+// ErrBinaryLog is returned for input that is not text.
+var ErrBinaryLog = &InputError{Msg: "the input is not a text log (it looks binary): paste the text output, not a core dump, archive or image"}
+
+// Explain reads a pasted log from r and explains it.
+func Explain(r io.Reader, o ExplainOptions) (*Report, error) {
+	max := o.MaxBytes
+	if max <= 0 {
+		max = DefaultMaxLogBytes
+	}
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the log: %w", err)
+	}
+	truncated := int64(len(data)) > max
+	if truncated {
+		data = data[:max]
+	}
+	text, err := DecodeLog(data)
+	if err != nil {
+		return nil, err
+	}
+	rep := explainText(text, o.Version)
+	if truncated {
+		rep.Findings = append(rep.Findings, checks.Finding{
+			ID: "explain.truncated", Check: "explain.truncated", Cause: "healthy", Severity: checks.SevInfo, Link: checks.LinkRuntime,
+			Title:    fmt.Sprintf("Only the first %d MiB of the log were read", max>>20),
+			Detail:   "Paste the part around the failure: the first error and the lines before it.",
+			Evidence: map[string]any{"max_bytes": max}, Fixes: []checks.Fix{},
+		})
+	}
+	return rep, nil
+}
+
+// ExplainText interprets text that a program wrote (the verification
+// ladder's framework probe stderr, a captured log) and returns the same
+// report as Explain. Empty or binary text gives a report whose only
+// finding says nothing was recognised; it never fails.
+func ExplainText(text string) *Report {
+	if s, err := DecodeLog([]byte(text)); err == nil {
+		return explainText(s, "")
+	}
+	return explainText("", "")
+}
+
+// DecodeLog turns raw bytes into text: UTF-16 (what PowerShell's `>`
+// writes) is decoded, a UTF-8 byte-order mark dropped. Empty input and
+// input that is mostly NUL bytes, control bytes or invalid UTF-8 are
+// *InputErrors.
+func DecodeLog(data []byte) (string, error) {
+	var dec string
+	switch {
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}):
+		dec = decodeUTF16(data[2:], false)
+	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+		dec = decodeUTF16(data[2:], true)
+	case looksUTF16LE(data):
+		dec = decodeUTF16(data, false)
+	}
+	// Logs are mostly ASCII whatever the language around them: a "UTF-16"
+	// decoding that is not is binary data that starts like a BOM.
+	if dec != "" && mostlyASCII(dec) {
+		data = []byte(dec)
+	}
+	data = bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})
+	if len(bytes.TrimSpace(data)) == 0 {
+		return "", ErrEmptyLog
+	}
+	if looksBinary(data) {
+		return "", ErrBinaryLog
+	}
+	return string(data), nil
+}
+
+func decodeUTF16(b []byte, bigEndian bool) string {
+	u := make([]uint16, 0, len(b)/2)
+	for i := 0; i+1 < len(b); i += 2 {
+		if bigEndian {
+			u = append(u, uint16(b[i])<<8|uint16(b[i+1]))
+		} else {
+			u = append(u, uint16(b[i+1])<<8|uint16(b[i]))
+		}
+	}
+	return string(utf16.Decode(u))
+}
+
+func mostlyASCII(s string) bool {
+	ascii, total := 0, 0
+	for _, r := range s {
+		if r < 0x80 {
+			ascii++
+		}
+		total++
+		if total == 4096 {
+			break
+		}
+	}
+	return ascii*2 >= total
+}
+
+// looksUTF16LE spots BOM-less UTF-16LE ASCII text: a NUL after nearly
+// every printable byte.
+func looksUTF16LE(b []byte) bool {
+	n := min(len(b), 4096) &^ 1
+	if n < 8 {
+		return false
+	}
+	pairs := 0
+	for i := 0; i < n; i += 2 {
+		if b[i] != 0 && b[i+1] == 0 {
+			pairs++
+		}
+	}
+	return pairs*10 >= (n/2)*9
+}
+
+// looksBinary samples the start of the input: more than 30% NUL bytes,
+// control bytes (other than tab, newline, carriage return, form feed,
+// escape) or invalid UTF-8 is not a log.
+func looksBinary(b []byte) bool {
+	n := min(len(b), 64<<10)
+	sample := b[:n]
+	bad, total := 0, 0
+	for len(sample) > 0 {
+		r, size := utf8.DecodeRune(sample)
+		if r == utf8.RuneError && size <= 1 {
+			// A rune cut at the sample's end is not an error.
+			if len(sample) < utf8.UTFMax && n < len(b) {
+				break
+			}
+			bad++
+		} else if r < 0x20 && r != '\t' && r != '\n' && r != '\r' && r != '\f' && r != 0x1b && r != '\v' {
+			bad++
+		}
+		total++
+		sample = sample[size:]
+	}
+	return total > 0 && bad*10 > total*3
+}
+
+// lineRef is a quoted line of the log.
+type lineRef struct {
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+// maxQuotedLines bounds the lines quoted per finding; maxQuoteBytes the
+// length of each.
+const (
+	maxQuotedLines = 8
+	maxQuoteBytes  = 300
+)
+
+func quote(h hit) lineRef {
+	t := strings.TrimSpace(h.text)
+	if len(t) > maxQuoteBytes {
+		cut := maxQuoteBytes
+		for cut > 0 && t[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		t = t[:cut] + "…"
+	}
+	return lineRef{Line: h.line, Text: t}
+}
+
+// draft is a finding being built.
+type draft struct {
+	id        string
+	sig       *Signature // nil for a reasoner's own finding
+	key       string
+	cause     string
+	severity  checks.Severity
+	link      checks.Link
+	symptom   bool
+	benign    bool
+	weight    int
+	title     string
+	detail    string
+	notes     []string
+	values    map[string]string
+	multi     map[string][]string
+	lines     []lineRef
+	count     int
+	firstLine int
+	evidence  map[string]any
+	next      []string
+	fixes     []checks.Fix // extra fixes before the cause's
+	reasons   []string     // reasoners that changed it
+}
+
+func (d *draft) addHit(h hit) {
+	d.count++
+	if d.firstLine == 0 || h.line < d.firstLine {
+		d.firstLine = h.line
+	}
+	if len(d.lines) < maxQuotedLines {
+		d.lines = append(d.lines, quote(h))
+	}
+	if d.values == nil {
+		d.values = map[string]string{}
+		d.multi = map[string][]string{}
+	}
+	for k, v := range h.values {
+		if v == "" {
+			continue
+		}
+		if _, ok := d.values[k]; !ok {
+			d.values[k] = v
+		}
+		if !contains(d.multi[k], v) && len(d.multi[k]) < 10 {
+			d.multi[k] = append(d.multi[k], v)
+		}
+	}
+}
+
+func (d *draft) note(format string, a ...any) { d.notes = append(d.notes, fmt.Sprintf(format, a...)) }
+
+func (d *draft) ev(k string, v any) {
+	if d.evidence == nil {
+		d.evidence = map[string]any{}
+	}
+	d.evidence[k] = v
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// factHit is a recorded fact.
+type factHit = hit
+
+// explainState is what one explanation knows.
+type explainState struct {
+	lib      *library
+	drafts   []*draft
+	byKey    map[string]*draft
+	facts    []factHit
+	contexts map[string][]lineRef
+	success  []hit
+	extra    map[*Signature]int
+}
+
+func (st *explainState) has(ctx string) bool { return len(st.contexts[ctx]) > 0 }
+
+// factValues returns every recorded value of a fact, in line order.
+func (st *explainState) factValues(name string) []hit {
+	var out []hit
+	for _, f := range st.facts {
+		if _, ok := f.values[name]; ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// firstFact returns the first value of a fact.
+func (st *explainState) firstFact(name string) (string, hit, bool) {
+	for _, f := range st.facts {
+		if v, ok := f.values[name]; ok && v != "" {
+			return v, f, true
+		}
+	}
+	return "", hit{}, false
+}
+
+// draftsOf returns the drafts of a signature.
+func (st *explainState) draftsOf(id string) []*draft {
+	var out []*draft
+	for _, d := range st.drafts {
+		if d.sig != nil && d.sig.ID == id {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// draftsWithCause returns the live drafts whose cause is c.
+func (st *explainState) draftsWithCause(c string) []*draft {
+	var out []*draft
+	for _, d := range st.drafts {
+		if d.cause == c {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// failing reports whether any draft is an error or a warning.
+func (st *explainState) failing() bool {
+	for _, d := range st.drafts {
+		if d.severity == checks.SevError || d.severity == checks.SevWarning {
+			return true
+		}
+	}
+	return false
+}
+
+// addHit routes a finding hit to its draft.
+func (st *explainState) addHit(h hit) {
+	s := h.sig
+	key := s.ID
+	for _, g := range s.GroupBy {
+		key += "|" + strings.ToLower(h.values[g])
+	}
+	if s.By != nil {
+		key += "|" + strings.ToLower(h.values[s.By.Value])
+	}
+	d := st.byKey[key]
+	if d == nil {
+		d = &draft{id: s.ID, sig: s, key: key}
+		st.byKey[key] = d
+		st.drafts = append(st.drafts, d)
+	}
+	d.addHit(h)
+}
+
+// newDraft adds a reasoner's own finding.
+func (st *explainState) newDraft(id, cause string, sev checks.Severity, title, detail string) *draft {
+	d := &draft{id: id, key: id, cause: cause, severity: sev, link: st.lib.linkOf(cause), title: title, detail: detail,
+		values: map[string]string{}, multi: map[string][]string{}, weight: 12}
+	st.drafts = append(st.drafts, d)
+	return d
+}
+
+// contextOrder is the precedence of contexts when several could change a
+// finding: WSL and containers are more specific than Windows paths.
+var contextOrder = []string{"wsl", "container", "windows", "jupyter"}
+
+// resolve applies a signature's value cases and contexts to its draft.
+func (st *explainState) resolve(d *draft) {
+	s := d.sig
+	d.cause, d.severity, d.symptom, d.benign, d.weight = s.Cause, s.Severity, s.Symptom, s.Benign, s.Weight
+	d.link = s.Link
+	if d.link == "" {
+		d.link = st.lib.linkOf(s.Cause)
+	}
+	d.title = s.Title
+	d.detail = s.Detail
+	if d.detail == "" {
+		d.detail = s.Doc
+	}
+	d.next = s.Next
+	apply := func(o Override, fromContext bool) {
+		if o.Cause != "" && o.Cause != d.cause {
+			d.cause = o.Cause
+			switch {
+			case o.Link != "":
+				d.link = o.Link
+			case fromContext || s.Link == "":
+				d.link = st.lib.linkOf(o.Cause)
+			}
+			if fromContext {
+				d.symptom = false
+			}
+		} else if o.Link != "" {
+			d.link = o.Link
+		}
+		if o.Severity != "" {
+			d.severity = o.Severity
+		}
+		if o.Benign {
+			d.benign = true
+		}
+		if o.Title != "" {
+			d.title = o.Title
+		}
+		if o.Note != "" {
+			d.notes = append(d.notes, o.Note)
+		}
+	}
+	if s.By != nil {
+		v := strings.ToLower(d.values[s.By.Value])
+		if o, ok := s.By.Cases[v]; ok {
+			apply(o, false)
+		} else if s.By.Default != nil {
+			apply(*s.By.Default, false)
+		}
+	}
+	for _, c := range contextOrder {
+		o, ok := s.Contexts[c]
+		if !ok || !st.has(c) || (o.From != "" && o.From != d.cause) {
+			continue
+		}
+		apply(o, true)
+		d.ev("context", c)
+		d.ev("context_lines", firstN(st.contexts[c], 2))
+		break
+	}
+}
+
+func firstN(xs []lineRef, n int) []lineRef {
+	if len(xs) > n {
+		return xs[:n]
+	}
+	return xs
+}
+
+// explainText runs the whole explanation over decoded text.
+func explainText(text, version string) *Report {
+	start := time.Now()
+	lib := mustLibrary()
+	hits, extra := lib.m.scan(text)
+	st := &explainState{lib: lib, byKey: map[string]*draft{}, contexts: map[string][]lineRef{}, extra: extra}
+	var findingHits []hit
+	for _, h := range hits {
+		switch h.sig.Kind {
+		case KindContext:
+			st.contexts[h.sig.Context] = append(st.contexts[h.sig.Context], quote(h))
+		case KindFact:
+			st.facts = append(st.facts, h)
+		case KindSuccess:
+			st.success = append(st.success, h)
+		default:
+			findingHits = append(findingHits, h)
+		}
+	}
+	// WSL pastes show Windows paths too (/mnt/c, wsl.exe): WSL wins.
+	if st.has("wsl") {
+		delete(st.contexts, "windows")
+	}
+	for _, h := range findingHits {
+		ok := true
+		for _, n := range h.sig.Needs {
+			ok = ok && st.has(n)
+		}
+		if ok {
+			st.addHit(h)
+		}
+	}
+	for _, r := range reasoners {
+		if r.Phase == phaseHits {
+			r.Run(st)
+		}
+	}
+	for _, d := range st.drafts {
+		if d.sig != nil {
+			d.count += st.extra[d.sig]
+			st.resolve(d)
+		}
+	}
+	for _, r := range reasoners {
+		if r.Phase == phaseFindings {
+			r.Run(st)
+		}
+	}
+	rep := st.report()
+	rep.Tool = host.Tool{Name: "doctor", Version: version}
+	rep.Source = "log"
+	rep.TimingsMS = map[string]float64{"explain": float64(time.Since(start).Microseconds()) / 1000}
+	return rep
+}
+
+// rank orders drafts: severity, specific before symptom, weight, line.
+func rankDrafts(ds []*draft) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i], ds[j]
+		if a.severity.Rank() != b.severity.Rank() {
+			return a.severity.Rank() < b.severity.Rank()
+		}
+		if a.symptom != b.symptom {
+			return !a.symptom
+		}
+		if a.weight != b.weight {
+			return a.weight > b.weight
+		}
+		return a.firstLine < b.firstLine
+	})
+}
+
+// report turns the drafts into a Report.
+func (st *explainState) report() *Report {
+	ds := st.drafts
+	rankDrafts(ds)
+	var findings []checks.Finding
+	seen := map[string]int{}
+	hasBenign := false
+	for _, d := range ds {
+		f := st.finding(d)
+		if n := seen[f.ID]; n > 0 {
+			f.ID = fmt.Sprintf("%s#%d", f.ID, n+1)
+		}
+		seen[d.id]++
+		if d.benign {
+			hasBenign = true
+		}
+		findings = append(findings, f)
+	}
+	failing := st.failing()
+	if len(st.success) > 0 {
+		findings = append(findings, st.successFinding())
+	}
+	if ff := st.factsFinding(); ff != nil {
+		findings = append(findings, *ff)
+	}
+	var benignRoot *checks.Finding
+	switch {
+	case failing:
+	case hasBenign:
+		f := st.benignFinding()
+		findings = append(findings, f)
+		benignRoot = &f
+	case len(st.success) == 0 && len(st.facts) == 0 && len(ds) == 0:
+		findings = append(findings, st.unrecognisedFinding())
+	case len(st.success) == 0:
+		findings = append(findings, st.nothingWrongFinding())
+	}
+	r := Assemble(findings)
+	if benignRoot != nil {
+		r.RootCause = &RootCause{ID: benignRoot.ID, Cause: benignRoot.Cause, Title: benignRoot.Title}
+	}
+	if r.RootCause != nil {
+		var explained []string
+		for i := range r.Findings {
+			if b := r.Findings[i].BlockedBy; b != nil && *b == r.RootCause.ID {
+				explained = append(explained, r.Findings[i].ID)
+			}
+		}
+		if len(explained) > 0 {
+			for i := range r.Findings {
+				if r.Findings[i].ID == r.RootCause.ID {
+					r.Findings[i].Evidence["explains"] = explained
+				}
+			}
+		}
+	}
+	return r
+}
+
+// fill replaces {name} in a template with extracted values.
+func fill(tmpl string, v map[string]string) string {
+	if !strings.Contains(tmpl, "{") {
+		return tmpl
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(tmpl, '{')
+		if i < 0 {
+			b.WriteString(tmpl)
+			break
+		}
+		j := strings.IndexByte(tmpl[i:], '}')
+		if j < 0 {
+			b.WriteString(tmpl)
+			break
+		}
+		b.WriteString(tmpl[:i])
+		if val := v[tmpl[i+1:i+j]]; val != "" {
+			b.WriteString(val)
+		} else {
+			b.WriteString("unknown")
+		}
+		tmpl = tmpl[i+j+1:]
+	}
+	return b.String()
+}
+
+// finding builds the checks.Finding of a draft.
+func (st *explainState) finding(d *draft) checks.Finding {
+	ev := map[string]any{}
+	for k, v := range d.evidence {
+		ev[k] = v
+	}
+	if d.sig != nil {
+		ev["signature"] = d.sig.ID
+	}
+	if len(d.lines) > 0 {
+		ev["lines"] = d.lines
+	}
+	if d.count > 0 {
+		ev["occurrences"] = d.count
+	}
+	if len(d.values) > 0 {
+		vals := map[string]any{}
+		for k, v := range d.values {
+			if vs := d.multi[k]; len(vs) > 1 {
+				vals[k] = vs
+			} else {
+				vals[k] = v
+			}
+		}
+		ev["values"] = vals
+	}
+	if len(d.reasons) > 0 {
+		ev["reasoning"] = d.reasons
+	}
+	detail := fill(d.detail, d.values)
+	for _, n := range d.notes {
+		detail = strings.TrimSpace(detail + " " + n)
+	}
+	next := d.next
+	if len(next) == 0 {
+		next = st.lib.causes[d.cause].Next
+	}
+	if len(next) > 0 && !d.benign {
+		ev["ask_for"] = next
+		if d.symptom {
+			detail = strings.TrimSpace(detail + " To find the cause, paste the output of: " + strings.Join(next, " ; "))
+		}
+	}
+	var fixes []checks.Fix
+	if !d.benign {
+		fixes = append(append(fixes, d.fixes...), st.lib.fixesOf(d.cause)...)
+	}
+	if fixes == nil {
+		fixes = []checks.Fix{}
+	}
+	check := d.id
+	if i := strings.IndexByte(check, '/'); i > 0 {
+		check = check[:i] // explain.ecc_count/gpu0 comes from explain.ecc_count
+	}
+	return checks.Finding{
+		ID: d.id, Check: check, Cause: d.cause, Severity: d.severity, Link: d.link,
+		Title: fill(d.title, d.values), Detail: detail, Evidence: ev, Fixes: fixes,
+	}
+}
+
+func (st *explainState) successFinding() checks.Finding {
+	var lines []lineRef
+	for _, h := range st.success {
+		if len(lines) < maxQuotedLines {
+			lines = append(lines, quote(h))
+		}
+	}
+	return checks.Finding{
+		ID: "explain.gpu_in_use", Check: "explain.gpu_in_use", Cause: "healthy", Severity: checks.SevOK, Link: checks.LinkRuntime,
+		Title:    "The log shows the framework using a GPU",
+		Evidence: map[string]any{"lines": lines, "occurrences": len(st.success)}, Fixes: []checks.Fix{},
+	}
+}
+
+// factsFinding reports what the log says about the machine: versions and
+// GPUs, for the person reading the report.
+func (st *explainState) factsFinding() *checks.Finding {
+	names := []struct{ key, label string }{
+		{"driver_version", "driver"}, {"kernel_driver", "kernel module"}, {"driver_cuda", "driver's CUDA"},
+		{"tf_version", "TensorFlow"}, {"required_cuda", "build's CUDA"}, {"python", "Python"}, {"gpu_name", "GPU"},
+	}
+	ev := map[string]any{}
+	var parts []string
+	for _, n := range names {
+		var vals []string
+		for _, f := range st.factValues(n.key) {
+			if v := f.values[n.key]; v != "" && !contains(vals, v) && len(vals) < 8 {
+				vals = append(vals, v)
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		ev[n.key] = vals
+		parts = append(parts, n.label+" "+strings.Join(vals, ", "))
+	}
+	var ctxs []string
+	for _, c := range contextOrder {
+		if st.has(c) {
+			ctxs = append(ctxs, c)
+		}
+	}
+	if len(ctxs) > 0 {
+		ev["contexts"] = ctxs
+		parts = append(parts, "from "+strings.Join(ctxs, ", "))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return &checks.Finding{
+		ID: "explain.facts", Check: "explain.facts", Cause: "healthy", Severity: checks.SevInfo, Link: checks.LinkPlatform,
+		Title: "Read from the log: " + strings.Join(parts, "; "), Evidence: ev, Fixes: []checks.Fix{},
+	}
+}
+
+func (st *explainState) benignFinding() checks.Finding {
+	next := st.lib.causes["benign_warning_only"].Next
+	title := "Only harmless messages: nothing in this log needs fixing"
+	if len(st.success) > 0 {
+		title = "Only harmless messages, and the GPU is in use"
+	}
+	return checks.Finding{
+		ID: "explain.benign_only", Check: "explain.benign_only", Cause: "benign_warning_only", Severity: checks.SevInfo, Link: checks.LinkRuntime,
+		Title: title,
+		Detail: "Every recognised message is a known harmless notice (plugin registration, NUMA, CPU instructions, TensorRT, oneDNN). " +
+			"If the GPU is still not used, paste the output of: " + strings.Join(next, " ; "),
+		Evidence: map[string]any{"ask_for": next}, Fixes: []checks.Fix{},
+	}
+}
+
+func (st *explainState) unrecognisedFinding() checks.Finding {
+	next := []string{
+		"TF_CPP_MAX_VLOG_LEVEL=1 python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\" 2>&1 | tail -80",
+		"nvidia-smi",
+		"sudo dmesg | grep -i -e nvrm -e xid -e nvidia",
+		"python -m pip list | grep -i -e tensorflow -e nvidia",
+	}
+	return checks.Finding{
+		ID: "explain.unrecognised", Check: "explain.unrecognised", Cause: "healthy", Severity: checks.SevInfo, Link: checks.LinkRuntime,
+		Title:   "Nothing in the log was recognised",
+		Detail:  "No known GPU, driver, CUDA or TensorFlow message was found. To decide, paste the output of: " + strings.Join(next, " ; "),
+		Skipped: true, Evidence: map[string]any{"ask_for": next}, Fixes: []checks.Fix{},
+	}
+}
+
+func (st *explainState) nothingWrongFinding() checks.Finding {
+	next := st.lib.causes["benign_warning_only"].Next
+	return checks.Finding{
+		ID: "explain.no_problem_seen", Check: "explain.no_problem_seen", Cause: "healthy", Severity: checks.SevInfo, Link: checks.LinkRuntime,
+		Title:    "No problem in the recognised output",
+		Detail:   "The log shows versions and device tables but no error. To decide, paste the failing program's output: " + strings.Join(next, " ; "),
+		Evidence: map[string]any{"ask_for": next}, Fixes: []checks.Fix{},
+	}
+}

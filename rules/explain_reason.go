@@ -1,0 +1,1005 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tfdoctor/doctor/checks"
+	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/knowledge"
+)
+
+// Reasoning across lines: each reasoner is a value (listed by `doctor
+// rules`) that reads the facts and findings of one paste and compares them.
+
+const (
+	phaseHits     = 1 // before signatures' cases and contexts are applied
+	phaseFindings = 2 // after
+)
+
+type reasoner struct {
+	ID     string
+	Title  string
+	Link   checks.Link
+	Causes []string
+	Doc    string
+	Phase  int
+	Run    func(*explainState)
+}
+
+var reasoners = []*reasoner{
+	{
+		ID: "explain.no_gpu_listed", Title: "A device list with CPUs and no GPU", Link: checks.LinkRuntime, Phase: phaseHits,
+		Causes: []string{"tf_cpu_only_build_installed", "tf_windows_native_gpu_unsupported"},
+		Doc: `When the paste shows a device query (list_physical_devices, device_lib.list_local_devices)
+and its answer lists CPU devices but no GPU, the framework registered no GPU: the
+same finding as tf.no_gpu_device, with the CPU lines as evidence.`,
+		Run: reasonNoGPUListed,
+	},
+	{
+		ID: "explain.tf_version_answer", Title: "TensorFlow's version from a query and its answer", Link: checks.LinkPython, Phase: phaseHits,
+		Causes: []string{"tf_windows_native_gpu_unsupported", "driver_too_old_for_cuda"},
+		Doc: `Reads TensorFlow's version where it is printed apart from its name: a bare version
+line within three lines after print(tf.__version__), or the 'Version:' line right
+after 'Name: tensorflow' in pip show. The version feeds the comparisons below.`,
+		Run: reasonTFVersionAnswer,
+	},
+	{
+		ID: "explain.dlopen_version_mismatch", Title: "A requested library is installed in another major version", Link: checks.LinkLibraries, Phase: phaseFindings,
+		Causes: []string{"cudnn_version_mismatch", "cuda_version_mismatch_tf_build"},
+		Doc: `A library that failed to load (libcudart.so.10.1, libcudnn.so.8) is compared with the
+versions of the same library the paste shows elsewhere (file listings, ldconfig -p,
+pip and conda lists, /usr/local/cuda-X.Y folders). When only other major versions
+are present, the build needs another version than the one installed: a cuDNN or
+CUDA version mismatch rather than a missing library.`,
+		Run: reasonDlopenVersions,
+	},
+	{
+		ID: "explain.driver_too_old", Title: "The driver's CUDA version against what the build needs", Link: checks.LinkDriver, Phase: phaseFindings,
+		Causes: []string{"driver_too_old_for_cuda"},
+		Doc: `The newest CUDA version the driver runs (nvidia-smi's header, or the driver version
+looked up in NVIDIA's table) is compared with the CUDA version the build needs
+(PyTorch's 'CUDA used to build', TensorFlow's version looked up in the tested
+build configurations, the nvidia-cuda-runtime wheel). CUDA 11 and later run on any
+driver of the same major version (minor-version compatibility); before CUDA 11 the
+driver must support the exact version.`,
+		Run: reasonDriverCUDA,
+	},
+	{
+		ID: "explain.driver_versions_differ", Title: "libcuda/NVML and the kernel module report different versions", Link: checks.LinkDriver, Phase: phaseFindings,
+		Causes: []string{"driver_library_mismatch"},
+		Doc: `TensorFlow's cuda_diagnostics ('libcuda reported version is', 'kernel reported version
+is'), nvidia-smi's 'NVML library version' and /proc/driver/nvidia/version are compared:
+different driver releases mean the user-space driver was upgraded without reloading
+the kernel module.`,
+		Run: reasonDriverVersions,
+	},
+	{
+		ID: "explain.gpu_memory_held", Title: "Out of memory with memory held before the program started", Link: checks.LinkEnvironment, Phase: phaseFindings,
+		Causes: []string{"gpu_out_of_memory_other_process"},
+		Doc: `An out-of-memory failure is tied to another process when the paste shows the memory
+taken before the program allocated: TensorFlow's 'Free memory' far below 'Total
+memory', nvidia-smi rows with most memory used, PyTorch's 'Process N has X memory
+in use'.`,
+		Run: reasonMemoryHeld,
+	},
+	{
+		ID: "explain.compute_mode", Title: "nvidia-smi's compute mode column", Link: checks.LinkEnvironment, Phase: phaseFindings,
+		Causes: []string{"compute_mode_prohibited"},
+		Doc: `nvidia-smi's 'Compute M.' column: Prohibited forbids every CUDA context; E. Process
+lets one process use the GPU, so a busy GPU (memory used, utilisation) in that mode
+refuses a new program.`,
+		Run: reasonComputeMode,
+	},
+	{
+		ID: "explain.cuda_visible_devices", Title: "CUDA_VISIBLE_DEVICES in the paste hides every GPU", Link: checks.LinkEnvironment, Phase: phaseFindings,
+		Causes: []string{"cuda_visible_devices_hides_gpu"},
+		Doc: `The last CUDA_VISIBLE_DEVICES assignment in the paste is applied as CUDA does (an
+empty value, -1 or an unknown index hides every GPU; indexes are checked against
+nvidia-smi's GPU rows when the paste has them).`,
+		Run: reasonVisibleDevices,
+	},
+	{
+		ID: "explain.xid", Title: "Xid codes looked up in NVIDIA's table", Link: checks.LinkHardware, Phase: phaseFindings,
+		Causes: []string{"gpu_hardware_xid_error", "gpu_ecc_errors"},
+		Doc: `Each Xid code is looked up in the knowledge base (NVIDIA's Xid table): hardware and
+firmware Xids are errors, ECC Xids (48, 63, 64, 92, 94, 95) are ECC findings, and
+application Xids (13, 31, 43, 45) are warnings about the program.`,
+		Run: reasonXid,
+	},
+	{
+		ID: "explain.ecc_count", Title: "nvidia-smi's uncorrected ECC count", Link: checks.LinkHardware, Phase: phaseFindings,
+		Causes: []string{"gpu_ecc_errors"},
+		Doc:    `A non-zero 'Volatile Uncorr. ECC' cell in nvidia-smi's table: the GPU returned corrupt memory since the driver loaded.`,
+		Run:    reasonECCCount,
+	},
+	{
+		ID: "explain.windows_tf", Title: "TensorFlow after 2.10 on native Windows", Link: checks.LinkPython, Phase: phaseFindings,
+		Causes: []string{"tf_windows_native_gpu_unsupported"},
+		Doc: `A TensorFlow version of 2.11 or later in a paste from native Windows (drive-letter
+paths, python.exe, .dll names; not WSL): TensorFlow dropped GPU support on native
+Windows after 2.10 (pip.md).`,
+		Run: reasonWindowsTF,
+	},
+	{
+		ID: "explain.mig", Title: "MIG enabled and CUDA sees no device", Link: checks.LinkEnvironment, Phase: phaseFindings,
+		Causes: []string{"mig_misconfigured"},
+		Doc:    `nvidia-smi shows MIG mode Enabled while CUDA finds no device: MIG is on but no instance exists or is visible to the program.`,
+		Run:    reasonMIG,
+	},
+	{
+		ID: "explain.multiple_tf", Title: "Several TensorFlow distributions installed", Link: checks.LinkPython, Phase: phaseFindings,
+		Causes: []string{"multiple_tf_installs_conflict"},
+		Doc: `A package list with more than one TensorFlow distribution (tensorflow, tensorflow-gpu,
+tensorflow-cpu, tf-nightly; tensorflow-intel is a dependency of tensorflow on Windows
+and does not count): they install into the same package folder and overwrite each
+other's files.`,
+		Run: reasonMultipleTF,
+	},
+	{
+		ID: "explain.secure_boot_state", Title: "Secure Boot on and the module not loaded", Link: checks.LinkKernel, Phase: phaseFindings,
+		Causes: []string{"secure_boot_unsigned_module"},
+		Doc: `When the paste shows Secure Boot enabled (mokutil --sb-state) and the NVIDIA module not
+loaded (nvidia-smi cannot reach the driver, the installer or modprobe failed) with no
+more specific reason, the unsigned module being refused is the likely cause, as the
+live check concludes.`,
+		Run: reasonSecureBoot,
+	},
+	{
+		ID: "explain.versions", Title: "Versions attached to version findings", Link: checks.LinkPython, Phase: phaseFindings,
+		Causes: []string{"python_version_unsupported", "cudnn_version_mismatch"},
+		Doc: `Adds the versions the paste shows to the findings they concern: the Python version
+and the range the TensorFlow release supports to a pip/conda 'no matching
+distribution', JAX's built-against, minimum and installed cuDNN to an outdated-cuDNN
+finding.`,
+		Run: reasonVersions,
+	},
+}
+
+// ver is a dotted version.
+type ver []int
+
+func parseVer(s string) ver {
+	s = strings.TrimSpace(s)
+	var out ver
+	for _, p := range strings.Split(s, ".") {
+		n := 0
+		digits := 0
+		for digits < len(p) && p[digits] >= '0' && p[digits] <= '9' {
+			digits++
+		}
+		if digits == 0 {
+			break
+		}
+		n, err := strconv.Atoi(p[:digits])
+		if err != nil {
+			break
+		}
+		out = append(out, n)
+		if digits < len(p) {
+			break
+		}
+	}
+	return out
+}
+
+// cmp compares two versions component by component (missing = 0).
+func (a ver) cmp(b ver) int {
+	for i := 0; i < max(len(a), len(b)); i++ {
+		x, y := 0, 0
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+func (a ver) major() int {
+	if len(a) == 0 {
+		return -1
+	}
+	return a[0]
+}
+
+func (a ver) String() string {
+	parts := make([]string, len(a))
+	for i, n := range a {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ".")
+}
+
+// maxCUDAForDriver is the newest CUDA whose minimum Linux driver is at or
+// below the given driver version (NVIDIA's table).
+func (l *library) maxCUDAForDriver(driver string) (string, bool) {
+	d := parseVer(driver)
+	if len(d) == 0 {
+		return "", false
+	}
+	best := ver(nil)
+	for _, r := range l.compat.CUDAMinDriver.Rows {
+		if parseVer(r.Driver).cmp(d) <= 0 {
+			if c := parseVer(r.CUDA); best == nil || c.cmp(best) > 0 {
+				best = c
+			}
+		}
+	}
+	if best == nil {
+		return "", false
+	}
+	return best.String(), true
+}
+
+// tfRow finds the tested build configuration of a TensorFlow version.
+func (l *library) tfRow(tf string) (compatRow, bool) {
+	v := parseVer(tf)
+	if len(v) < 2 {
+		return compatRow{}, false
+	}
+	for _, r := range l.compat.TensorFlowCUDA.Rows {
+		rv := parseVer(r.TF)
+		if rv[0] == v[0] && rv[1] == v[1] {
+			return r, true
+		}
+	}
+	return compatRow{}, false
+}
+
+// familyFloor is the minimum driver of a CUDA major version (>= 11).
+func (l *library) familyFloor(major int) (string, bool) {
+	for _, r := range l.compat.CUDAFamilyFloor.Rows {
+		if r.CUDA == strconv.Itoa(major) {
+			return r.Driver, true
+		}
+	}
+	return "", false
+}
+
+// minDriverFor is the minimum driver of an exact CUDA version.
+func (l *library) minDriverFor(cuda string) (string, bool) {
+	c := parseVer(cuda)
+	for _, r := range l.compat.CUDAMinDriver.Rows {
+		rv := parseVer(r.CUDA)
+		if len(c) >= 2 && rv[0] == c[0] && rv[1] == c[1] {
+			return r.Driver, true
+		}
+	}
+	return "", false
+}
+
+// --- reasoners ---
+
+func reasonNoGPUListed(st *explainState) {
+	if !st.has("gpu_query") || len(st.success) > 0 {
+		return
+	}
+	sig := st.lib.byID["tf.no_gpu_device"]
+	if len(st.draftsOf(sig.ID)) > 0 || len(st.draftsOf("tf.empty_gpu_list")) > 0 {
+		return // already reported
+	}
+	var cpus []hit
+	for _, f := range st.facts {
+		if f.sig.ID == "fact.cpu_device_listed" {
+			cpus = append(cpus, f)
+		}
+	}
+	if len(cpus) == 0 {
+		return
+	}
+	for _, f := range cpus {
+		st.addHit(hit{sig: sig, line: f.line, text: f.text, values: map[string]string{}})
+	}
+	for _, d := range st.draftsOf(sig.ID) {
+		d.reasons = append(d.reasons, "explain.no_gpu_listed")
+	}
+}
+
+var cudaDirRE = regexp.MustCompile(`/cuda-(\d+\.\d+)(?:/|:|$)`)
+
+// libSightings collects the versions of lib the paste shows, outside the
+// lines where loading it failed.
+func (st *explainState) libSightings(lib string, failLines map[int]bool) (majors map[int]bool, refs []lineRef) {
+	majors = map[int]bool{}
+	add := func(f hit, v string) {
+		m := parseVer(v).major()
+		if m < 0 {
+			return
+		}
+		majors[m] = true
+		if len(refs) < maxQuotedLines {
+			refs = append(refs, quote(f))
+		}
+	}
+	for _, f := range st.facts {
+		if f.sig.ID != "fact.lib_sighting" || failLines[f.line] {
+			continue
+		}
+		low := strings.ToLower(f.text)
+		if strings.Contains(low, "/man/") || strings.Contains(low, "/doc/") {
+			continue
+		}
+		if sl := f.values["seen_lib"]; sl != "" && shortLib(strings.ToLower(sl)) == lib {
+			add(f, f.values["seen_version"])
+		}
+		if lib == "cudart" || lib == "cublas" {
+			// The CUDA toolkit's version is cudart's and (from 10.1 on)
+			// cublas's major version.
+			if v := f.values["seen_cuda_toolkit"]; v != "" {
+				add(f, v)
+			}
+			if v := f.values["seen_cudart"]; v != "" {
+				add(f, v)
+			}
+		}
+	}
+	return majors, refs
+}
+
+func reasonDlopenVersions(st *explainState) {
+	drafts := st.draftsOf("cuda.dlopen_failed")
+	failLines := map[int]bool{}
+	for _, d := range drafts {
+		for _, l := range d.lines {
+			failLines[l.Line] = true
+		}
+	}
+	for _, d := range drafts {
+		// "Could not load dynamic library 'libcusolver.so.11'; dlerror:
+		// libnvJitLink.so.12: cannot open shared object file": the library
+		// is there, a library it needs is not.
+		if dep := strings.TrimSpace(strings.SplitN(d.values["dlerror"], ":", 2)[0]); dep != "" && strings.Contains(dep, ".so") && dep != d.values["library"] {
+			d.note("%s itself was found, but it needs %s, which could not be loaded.", d.values["library"], dep)
+			d.ev("missing_dependency", dep)
+		}
+	}
+	for _, d := range drafts {
+		lib := d.values["lib"]
+		want := parseVer(d.values["lib_version"])
+		switch lib {
+		case "cudart", "cublas", "cufft", "curand", "cusolver", "cusparse", "cudnn":
+		default:
+			continue
+		}
+		if want.major() < 0 || d.benign {
+			continue
+		}
+		majors, refs := st.libSightings(lib, failLines)
+		if lib == "cudart" || lib == "cublas" {
+			// The failing line's LD_LIBRARY_PATH shows the CUDA toolkit the
+			// loader was pointed at (/usr/local/cuda-11.8/lib64).
+			for _, p := range d.multi["ld_library_path"] {
+				for _, m := range cudaDirRE.FindAllStringSubmatch(p, -1) {
+					if v := parseVer(m[1]).major(); v >= 0 {
+						majors[v] = true
+					}
+				}
+			}
+		}
+		if len(majors) == 0 || majors[want.major()] {
+			continue
+		}
+		var found []string
+		for m := range majors {
+			found = append(found, strconv.Itoa(m))
+		}
+		sort.Strings(found)
+		if lib == "cudnn" {
+			d.cause = "cudnn_version_mismatch"
+		} else {
+			d.cause = "cuda_version_mismatch_tf_build"
+		}
+		d.link = st.lib.linkOf(d.cause)
+		d.weight += 5
+		d.title = fmt.Sprintf("The build needs %s but only %s major version %s is installed", d.values["library"], lib, strings.Join(found, ", "))
+		d.detail = fmt.Sprintf("The program asks for %s (major version %d); the paste shows %s only in major version %s. "+
+			"The framework was built for another CUDA/cuDNN version than the one installed.", d.values["library"], want.major(), lib, strings.Join(found, ", "))
+		d.ev("installed_majors", found)
+		d.ev("installed_lines", refs)
+		d.reasons = append(d.reasons, "explain.dlopen_version_mismatch")
+	}
+}
+
+// requiredCUDA finds the CUDA version the paste's build needs and why.
+func (st *explainState) requiredCUDA() (v ver, why string, at []lineRef) {
+	if s, f, ok := st.firstFact("required_cuda"); ok {
+		return parseVer(s), strings.TrimSpace(f.text), []lineRef{quote(f)}
+	}
+	if s, f, ok := st.firstFact("tf_version"); ok {
+		if r, ok := st.lib.tfRow(s); ok {
+			return parseVer(r.CUDA), fmt.Sprintf("TensorFlow %s is built for CUDA %s (tested build configurations, %s)", s, r.CUDA, r.Mark), []lineRef{quote(f)}
+		}
+	}
+	return nil, "", nil
+}
+
+// driverCUDA finds the newest CUDA the paste's driver runs.
+func (st *explainState) driverCUDA() (v ver, why string, at []lineRef) {
+	if s, f, ok := st.firstFact("driver_cuda"); ok && s != "N/A" {
+		return parseVer(s), "nvidia-smi: CUDA Version " + s, []lineRef{quote(f)}
+	}
+	for _, key := range []string{"driver_version", "kernel_driver", "libcuda_version"} {
+		if s, f, ok := st.firstFact(key); ok {
+			if c, ok := st.lib.maxCUDAForDriver(s); ok {
+				return parseVer(c), fmt.Sprintf("driver %s runs CUDA up to %s (NVIDIA's table)", s, c), []lineRef{quote(f)}
+			}
+		}
+	}
+	for _, d := range st.drafts {
+		if n, err := strconv.Atoi(d.values["driver_cuda_int"]); err == nil && n > 0 {
+			c := fmt.Sprintf("%d.%d", n/1000, (n%1000)/10)
+			return parseVer(c), "the driver reports CUDA " + c, d.lines
+		}
+	}
+	return nil, "", nil
+}
+
+func reasonDriverCUDA(st *explainState) {
+	need, needWhy, needAt := st.requiredCUDA()
+	have, haveWhy, haveAt := st.driverCUDA()
+	if len(need) < 2 || len(have) < 2 {
+		return
+	}
+	tooOld := false
+	switch {
+	case need.major() >= 11:
+		tooOld = have.major() < need.major()
+	default:
+		tooOld = have.cmp(need[:2]) < 0
+	}
+	if !tooOld {
+		return
+	}
+	minDriver := ""
+	if need.major() >= 11 {
+		minDriver, _ = st.lib.familyFloor(need.major())
+	} else {
+		minDriver, _ = st.lib.minDriverFor(need.String())
+	}
+	ev := func(d *draft) {
+		d.ev("driver_cuda", have.String())
+		d.ev("required_cuda", need.String())
+		if minDriver != "" {
+			d.ev("min_driver", minDriver)
+		}
+		d.ev("driver_lines", haveAt)
+		d.ev("requirement_lines", needAt)
+		d.reasons = append(d.reasons, "explain.driver_too_old")
+	}
+	if ds := st.draftsWithCause("driver_too_old_for_cuda"); len(ds) > 0 {
+		ev(ds[0])
+		return
+	}
+	detail := fmt.Sprintf("%s, but the build needs CUDA %s (%s).", haveWhy, need, needWhy)
+	if minDriver != "" {
+		detail += fmt.Sprintf(" Install driver %s or newer, or a build made for CUDA %s.", minDriver, have)
+	}
+	d := st.newDraft("explain.driver_too_old", "driver_too_old_for_cuda", checks.SevError,
+		fmt.Sprintf("The driver runs CUDA up to %s; the build needs CUDA %s", have, need), detail)
+	d.weight = 15
+	d.firstLine = firstLineOf(haveAt, needAt)
+	ev(d)
+}
+
+func firstLineOf(groups ...[]lineRef) int {
+	n := 0
+	for _, g := range groups {
+		for _, l := range g {
+			if n == 0 || l.Line < n {
+				n = l.Line
+			}
+		}
+	}
+	return n
+}
+
+// sameRelease compares two driver versions on their first two components
+// (352.63 vs 352.63.0).
+func sameRelease(a, b string) bool {
+	x, y := parseVer(a), parseVer(b)
+	if len(x) < 2 || len(y) < 2 {
+		return true
+	}
+	return x[0] == y[0] && x[1] == y[1]
+}
+
+func reasonDriverVersions(st *explainState) {
+	kernel, kf, okK := st.firstFact("kernel_driver")
+	if !okK {
+		return
+	}
+	for _, key := range []string{"libcuda_version", "nvml_version"} {
+		user, uf, ok := st.firstFact(key)
+		if !ok || sameRelease(user, kernel) {
+			continue
+		}
+		lines := []lineRef{quote(kf), quote(uf)}
+		if ds := st.draftsWithCause("driver_library_mismatch"); len(ds) > 0 {
+			ds[0].ev("kernel_module_version", kernel)
+			ds[0].ev("library_version", user)
+			ds[0].reasons = append(ds[0].reasons, "explain.driver_versions_differ")
+			return
+		}
+		d := st.newDraft("explain.driver_versions_differ", "driver_library_mismatch", checks.SevError,
+			fmt.Sprintf("The kernel module is %s but the driver library is %s", kernel, user),
+			"The user-space driver and the loaded kernel module come from different driver releases: the driver was upgraded and the old module is still loaded.")
+		d.weight = 18
+		d.lines = lines
+		d.firstLine = firstLineOf(lines)
+		d.ev("kernel_module_version", kernel)
+		d.ev("library_version", user)
+		return
+	}
+}
+
+// bytesOf parses "190.31MiB", "7.92 GiB", "190.31M" into bytes.
+func bytesOf(s string) float64 {
+	s = strings.TrimSpace(strings.ReplaceAll(s, ",", ""))
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+		i++
+	}
+	n, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil {
+		return 0
+	}
+	unit := strings.ToUpper(strings.TrimSpace(s[i:]))
+	switch {
+	case strings.HasPrefix(unit, "K"):
+		n *= 1 << 10
+	case strings.HasPrefix(unit, "M"):
+		n *= 1 << 20
+	case strings.HasPrefix(unit, "G"):
+		n *= 1 << 30
+	case strings.HasPrefix(unit, "T"):
+		n *= 1 << 40
+	}
+	return n
+}
+
+func gibString(b float64) string {
+	if b < 1<<30 {
+		return fmt.Sprintf("%.0f MiB", b/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", b/(1<<30))
+}
+
+func reasonMemoryHeld(st *explainState) {
+	var targets []*draft
+	for _, d := range st.drafts {
+		if d.sig != nil && (d.sig.ID == "cuda.out_of_memory" || d.sig.ID == "cuda.handle_alloc_failed") {
+			targets = append(targets, d)
+		}
+	}
+	if len(targets) == 0 {
+		return
+	}
+	var why string
+	var lines []lineRef
+	// TensorFlow 1.x and PyTorch report free and total memory.
+	var total, free float64
+	var tf, ff hit
+	for _, f := range st.facts {
+		if v := f.values["total_mem"]; v != "" && total == 0 {
+			total, tf = bytesOf(v), f
+		}
+		if v := f.values["free_mem"]; v != "" && free == 0 {
+			free, ff = bytesOf(v), f
+		}
+	}
+	if total > 0 && free > 0 && free < total/2 {
+		why = fmt.Sprintf("only %s of %s was free when the program started", gibString(free), gibString(total))
+		lines = append(lines, quote(tf))
+		if ff.line != tf.line {
+			lines = append(lines, quote(ff))
+		}
+	}
+	// PyTorch names the other processes.
+	if why == "" {
+		var held float64
+		var pids []string
+		for _, f := range st.factValues("other_pid") {
+			held += bytesOf(f.values["other_mem"])
+			pids = append(pids, f.values["other_pid"])
+			lines = append(lines, quote(f))
+		}
+		if held >= 1<<30 {
+			why = fmt.Sprintf("process %s held %s", strings.Join(pids, ", "), gibString(held))
+		}
+	}
+	// nvidia-smi rows with most memory used.
+	if why == "" {
+		for _, f := range st.factValues("mem_used") {
+			u, t := bytesOf(f.values["mem_used"]+"MiB"), bytesOf(f.values["mem_total"]+"MiB")
+			if t > 0 && u > t/2 {
+				why = fmt.Sprintf("nvidia-smi shows %s of %s in use", gibString(u), gibString(t))
+				lines = append(lines, quote(f))
+				break
+			}
+		}
+	}
+	// TensorFlow 2 logs how much memory it could take for the device.
+	if why == "" {
+		var t float64
+		for _, f := range st.factValues("mem_total") {
+			t = bytesOf(f.values["mem_total"] + "MiB")
+			break
+		}
+		if t == 0 {
+			t = total
+		}
+		for _, s := range st.success {
+			if mb := s.values["created_mb"]; mb != "" && t > 0 {
+				if c := bytesOf(mb + "MiB"); c < t/2 {
+					why = fmt.Sprintf("TensorFlow could take only %s of the GPU's %s", gibString(c), gibString(t))
+					lines = append(lines, quote(s))
+					break
+				}
+			}
+		}
+	}
+	if why == "" {
+		return
+	}
+	for _, d := range targets {
+		d.cause = "gpu_out_of_memory_other_process"
+		d.link = st.lib.linkOf(d.cause)
+		d.symptom = false
+		d.weight += 5
+		d.title = "The GPU ran out of memory: another process holds it"
+		d.detail = "Memory was already taken before this program allocated: " + why + ". Stop the other process or use a free GPU."
+		d.ev("memory_lines", lines)
+		d.reasons = append(d.reasons, "explain.gpu_memory_held")
+	}
+}
+
+// smiGPUs pairs nvidia-smi's GPU rows with their usage rows.
+type smiGPU struct {
+	index       int
+	name        string
+	ecc         string
+	memUsed     float64
+	memTotal    float64
+	util        int
+	computeMode string
+	lines       []lineRef
+}
+
+func (st *explainState) smiGPUs() []*smiGPU {
+	var out []*smiGPU
+	var cur *smiGPU
+	for _, f := range st.facts {
+		switch f.sig.ID {
+		case "fact.smi_gpu_row":
+			idx, _ := strconv.Atoi(f.values["gpu"])
+			cur = &smiGPU{index: idx, name: f.values["gpu_name"], ecc: f.values["ecc"], util: -1, lines: []lineRef{quote(f)}}
+			out = append(out, cur)
+		case "fact.smi_usage_row":
+			if cur == nil || cur.computeMode != "" {
+				cur = &smiGPU{index: len(out), util: -1}
+				out = append(out, cur)
+			}
+			cur.memUsed = bytesOf(f.values["mem_used"] + "MiB")
+			cur.memTotal = bytesOf(f.values["mem_total"] + "MiB")
+			if u, err := strconv.Atoi(f.values["util"]); err == nil {
+				cur.util = u
+			}
+			cur.computeMode = f.values["compute_mode"]
+			cur.lines = append(cur.lines, quote(f))
+		}
+	}
+	return out
+}
+
+func reasonComputeMode(st *explainState) {
+	gpus := st.smiGPUs()
+	var prohibited, busy []*smiGPU
+	exclusive := 0
+	for _, g := range gpus {
+		switch g.computeMode {
+		case "Prohibited":
+			prohibited = append(prohibited, g)
+		case "E. Process", "E. Thread":
+			exclusive++
+			if g.util > 0 || (g.memTotal > 0 && g.memUsed > g.memTotal/20) {
+				busy = append(busy, g)
+			}
+		}
+	}
+	describe := func(gs []*smiGPU) ([]string, []lineRef) {
+		var ids []string
+		var lines []lineRef
+		for _, g := range gs {
+			s := fmt.Sprintf("GPU %d", g.index)
+			if g.memTotal > 0 {
+				s += fmt.Sprintf(" (%s of %s used, %d%% busy)", gibString(g.memUsed), gibString(g.memTotal), max(g.util, 0))
+			}
+			ids = append(ids, s)
+			lines = append(lines, g.lines...)
+		}
+		return ids, lines
+	}
+	existing := st.draftsWithCause("compute_mode_prohibited")
+	attach := func(d *draft, ids []string, lines []lineRef) {
+		d.ev("gpus", ids)
+		d.ev("nvidia_smi_lines", firstN(lines, maxQuotedLines))
+		d.reasons = append(d.reasons, "explain.compute_mode")
+	}
+	if len(prohibited) > 0 {
+		ids, lines := describe(prohibited)
+		if len(existing) > 0 {
+			attach(existing[0], ids, lines)
+			return
+		}
+		d := st.newDraft("explain.compute_mode", "compute_mode_prohibited", checks.SevError,
+			"Compute mode Prohibited: no program may use "+strings.Join(ids, ", "),
+			"The administrator set the GPU's compute mode to Prohibited, which refuses every CUDA context.")
+		d.lines = firstN(lines, maxQuotedLines)
+		d.firstLine = firstLineOf(lines)
+		attach(d, ids, lines)
+		return
+	}
+	if len(busy) == 0 {
+		return
+	}
+	ids, lines := describe(busy)
+	if len(existing) > 0 {
+		attach(existing[0], ids, lines)
+		return
+	}
+	title := "Exclusive Process compute mode, and the GPU is taken: " + strings.Join(ids, ", ")
+	if len(busy) == exclusive && exclusive == len(gpus) && len(gpus) > 1 {
+		title = "Every GPU is in Exclusive Process mode and already in use"
+	}
+	d := st.newDraft("explain.compute_mode", "compute_mode_prohibited", checks.SevWarning, title,
+		"In Exclusive Process mode a GPU accepts one process; these already run work (memory used, utilisation), so a new program gets 'all CUDA-capable devices are busy or unavailable'. Use a free GPU or the one your job was allocated.")
+	d.lines = firstN(lines, maxQuotedLines)
+	d.firstLine = firstLineOf(lines)
+	attach(d, ids, lines)
+}
+
+func reasonVisibleDevices(st *explainState) {
+	vals := st.factValues("cvd")
+	if len(vals) == 0 {
+		return
+	}
+	last := vals[len(vals)-1]
+	raw := strings.Trim(last.values["cvd"], `"'`)
+	var gpus []host.GPU
+	for _, g := range st.smiGPUs() {
+		gpus = append(gpus, host.GPU{Index: g.index})
+	}
+	v := checks.ParseVisibleDevices(raw, true, gpus)
+	if len(v.Visible) > 0 {
+		return
+	}
+	shown := raw
+	if shown == "" {
+		shown = `""`
+	}
+	d := st.newDraft("explain.cuda_visible_devices", "cuda_visible_devices_hides_gpu", checks.SevError,
+		"CUDA_VISIBLE_DEVICES="+shown+" hides every GPU",
+		fmt.Sprintf("The paste sets CUDA_VISIBLE_DEVICES to %s: CUDA then shows the program no GPU (entry %s is not a visible GPU).", shown, v.Invalid))
+	d.lines = []lineRef{quote(last)}
+	d.firstLine = last.line
+	d.weight = 20
+	d.ev("cuda_visible_devices", raw)
+}
+
+// eccXids are the Xids of memory errors, with their severity.
+var eccXids = map[int]checks.Severity{48: checks.SevError, 63: checks.SevWarning, 64: checks.SevError, 92: checks.SevWarning, 94: checks.SevWarning, 95: checks.SevError}
+
+func reasonXid(st *explainState) {
+	for _, d := range st.draftsOf("kernel.xid") {
+		code, err := strconv.Atoi(d.values["xid"])
+		if err != nil {
+			continue
+		}
+		x := knowledge.LookupXid(code)
+		d.title = fmt.Sprintf("Xid %d: %s", code, x.Name)
+		d.detail = x.Action
+		d.ev("xid_kind", x.Kind)
+		d.reasons = append(d.reasons, "explain.xid")
+		if sev, ok := eccXids[code]; ok {
+			d.cause, d.severity = "gpu_ecc_errors", sev
+			d.link = st.lib.linkOf(d.cause)
+			continue
+		}
+		switch {
+		case x.Serious():
+			d.severity = checks.SevError
+		case x.Kind == "application":
+			d.severity = checks.SevWarning
+			d.weight = 0
+			d.detail += " This Xid points at the program (or a library it uses), not at the GPU."
+		default:
+			d.severity = checks.SevWarning
+		}
+		if code == 79 {
+			d.fixes = append(d.fixes, checks.Fix{ID: checks.FixPCIeReseat, Title: "Check the GPU's seating, riser, power and cooling", Risk: checks.RiskDangerous, Manual: true,
+				Steps: []string{"Power off; reseat the GPU (and riser); check its power cables and airflow", "Recurring Xid 79: ask the vendor"}})
+		}
+	}
+}
+
+func reasonECCCount(st *explainState) {
+	for _, g := range st.smiGPUs() {
+		n, err := strconv.Atoi(g.ecc)
+		if err != nil || n == 0 {
+			continue
+		}
+		d := st.newDraft(fmt.Sprintf("explain.ecc_count/gpu%d", g.index), "gpu_ecc_errors", checks.SevWarning,
+			fmt.Sprintf("GPU %d reports %d uncorrected ECC errors", g.index, n),
+			"nvidia-smi's 'Volatile Uncorr. ECC' counts uncorrectable memory errors since the driver loaded.")
+		d.lines = g.lines[:1]
+		d.firstLine = firstLineOf(g.lines)
+		d.ev("uncorrected_ecc", n)
+	}
+}
+
+func reasonWindowsTF(st *explainState) {
+	if !st.has("windows") {
+		return
+	}
+	tfv, f, ok := st.firstFact("tf_version")
+	if !ok {
+		return
+	}
+	if parseVer(tfv).cmp(ver{2, 11}) < 0 {
+		return
+	}
+	if ds := st.draftsWithCause("tf_windows_native_gpu_unsupported"); len(ds) > 0 {
+		ds[0].ev("tf_version", tfv)
+		ds[0].reasons = append(ds[0].reasons, "explain.windows_tf")
+		return
+	}
+	d := st.newDraft("explain.windows_tf", "tf_windows_native_gpu_unsupported", checks.SevError,
+		"TensorFlow "+tfv+" on native Windows has no GPU support",
+		"TensorFlow 2.10 was the last release with GPU support on native Windows; later releases run on the CPU there. Use WSL 2, or TensorFlow 2.10 with CUDA 11.2 and cuDNN 8.1.")
+	d.lines = append([]lineRef{quote(f)}, firstN(st.contexts["windows"], 2)...)
+	d.firstLine = f.line
+	d.weight = 15
+	d.ev("tf_version", tfv)
+}
+
+func reasonMIG(st *explainState) {
+	migOn := false
+	var lines []lineRef
+	for _, f := range st.factValues("mig") {
+		if strings.EqualFold(f.values["mig"], "Enabled") {
+			migOn = true
+			lines = append(lines, quote(f))
+		}
+	}
+	if !migOn {
+		return
+	}
+	for _, d := range st.drafts {
+		if d.sig != nil && (d.sig.ID == "cuda.cuinit_no_device" || d.sig.ID == "tf.no_gpu_device" || d.sig.ID == "tf.empty_gpu_list") && d.symptom {
+			d.cause = "mig_misconfigured"
+			d.link = st.lib.linkOf(d.cause)
+			d.symptom = false
+			d.title = "MIG is enabled but the program sees no GPU instance"
+			d.ev("mig_lines", lines)
+			d.reasons = append(d.reasons, "explain.mig")
+		}
+	}
+}
+
+func reasonVersions(st *explainState) {
+	for _, d := range st.draftsWithCause("python_version_unsupported") {
+		if py, f, ok := st.firstFact("python"); ok {
+			d.ev("python", py)
+			d.ev("python_line", quote(f))
+			newest := st.lib.compat.TensorFlowCUDA.Rows[0]
+			rng := newest.Python
+			tfName := "TensorFlow " + newest.TF
+			if tfv, _, ok := st.firstFact("tf_version"); ok {
+				if r, ok := st.lib.tfRow(tfv); ok {
+					rng, tfName = r.Python, "TensorFlow "+tfv
+				}
+			}
+			d.ev("supported_python", rng)
+			d.note("%s supports Python %s; this Python is %s.", tfName, rng, py)
+		}
+	}
+	for _, d := range st.draftsOf("cuda.component_outdated") {
+		for _, k := range []string{"jax_built", "jax_minimum", "jax_installed"} {
+			if v, _, ok := st.firstFact(k); ok {
+				d.ev(k, v)
+			}
+		}
+	}
+}
+
+func reasonMultipleTF(st *explainState) {
+	var dists []string
+	var lines []lineRef
+	for _, f := range st.factValues("tf_dist") {
+		dist := strings.ReplaceAll(strings.ToLower(f.values["tf_dist"]), "_", "-")
+		if dist == "tensorflow-intel" || contains(dists, dist) {
+			continue
+		}
+		dists = append(dists, dist)
+		lines = append(lines, quote(f))
+	}
+	if len(dists) < 2 {
+		return
+	}
+	d := st.newDraft("explain.multiple_tf", "multiple_tf_installs_conflict", checks.SevError,
+		"Several TensorFlow distributions are installed: "+strings.Join(dists, ", "),
+		"These distributions install into the same tensorflow package folder and overwrite each other's files; which build runs is unpredictable. Uninstall all of them, then install one.")
+	d.lines = lines
+	d.firstLine = firstLineOf(lines)
+	d.weight = 15
+	d.ev("distributions", dists)
+}
+
+func reasonTFVersionAnswer(st *explainState) {
+	sig := st.lib.byID["fact.tf_version"]
+	var added []hit
+	for i, f := range st.facts {
+		var dist string
+		switch {
+		case f.values["framework"] == "tf" || f.values["framework"] == "tensorflow":
+			dist = "tensorflow"
+		case strings.EqualFold(f.values["pip_show_name"], "tensorflow") || strings.EqualFold(f.values["pip_show_name"], "tensorflow-gpu") ||
+			strings.EqualFold(f.values["pip_show_name"], "tensorflow-cpu"):
+			dist = strings.ToLower(f.values["pip_show_name"])
+		default:
+			continue
+		}
+		for _, g := range st.facts[i+1:] {
+			if g.line > f.line+3 {
+				break
+			}
+			v := g.values["bare_version"]
+			if v == "" {
+				v = g.values["pip_show_version"]
+			}
+			if v != "" {
+				added = append(added, hit{sig: sig, line: g.line, text: g.text, values: map[string]string{"tf_version": v, "tf_dist": dist}})
+				break
+			}
+		}
+	}
+	if len(added) == 0 {
+		return
+	}
+	st.facts = append(st.facts, added...)
+	sort.SliceStable(st.facts, func(i, j int) bool { return st.facts[i].line < st.facts[j].line })
+}
+
+func reasonSecureBoot(st *explainState) {
+	state, f, ok := st.firstFact("secure_boot")
+	if !ok || !strings.EqualFold(state, "enabled") {
+		return
+	}
+	for _, d := range st.drafts {
+		if d.link.Order() <= checks.LinkKernel.Order() && !d.symptom && (d.severity == checks.SevError) {
+			return // a more specific kernel-level cause is already named
+		}
+	}
+	for _, d := range st.drafts {
+		if !d.symptom || (d.cause != "driver_missing" && d.cause != "kernel_module_not_built") {
+			continue
+		}
+		d.cause = "secure_boot_unsigned_module"
+		d.link = st.lib.linkOf(d.cause)
+		d.symptom = false
+		d.note("Secure Boot is enabled on this machine, so an unsigned NVIDIA module is refused at load; the kernel log ('Key was rejected by service', 'Loading of unsigned module is rejected') confirms it.")
+		d.ev("secure_boot_line", quote(f))
+		d.reasons = append(d.reasons, "explain.secure_boot_state")
+	}
+}
