@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"path"
+	"sort"
 	"strings"
 
 	"github.com/tfdoctor/doctor/host"
@@ -69,6 +70,9 @@ func describeLib(l host.Library) string {
 	var extra []string
 	if l.Version != "" {
 		extra = append(extra, l.Version)
+	}
+	if l.CUDAMajor > 0 {
+		extra = append(extra, fmt.Sprintf("CUDA %d", l.CUDAMajor))
 	}
 	extra = append(extra, l.Via)
 	if len(l.Shadowed) > 0 {
@@ -137,14 +141,17 @@ only give warnings unless no copy of any version exists.`,
 			return
 		}
 		s := p.Snap
+		// Every CUDA library found, TensorFlow's or not, with the file that
+		// wins and what it shadows.
 		var present []string
-		for _, x := range l.Present {
-			if x.Found || len(x.OffPath) > 0 {
-				line := describeLib(x)
-				if !x.Found {
-					line = fmt.Sprintf("%s: on disk (%s) but not on the loader's path", x.Soname, x.OffPath[0].Path)
-				}
-				present = append(present, line)
+		all := append(append([]host.Library{}, l.Needed...), l.Present...)
+		sort.SliceStable(all, func(i, j int) bool { return all[i].Soname < all[j].Soname })
+		for _, x := range all {
+			switch {
+			case x.Found:
+				present = append(present, describeLib(x))
+			case len(x.OffPath) > 0:
+				present = append(present, fmt.Sprintf("%s: on disk (%s) but not on the loader's path", x.Soname, x.OffPath[0].Path))
 			}
 		}
 		var needed []string
@@ -287,7 +294,7 @@ PATH (nvcc) does not matter here: TensorFlow brings its own libraries.`,
 		}
 		need := tfCUDA(l)
 		what := fmt.Sprintf("TensorFlow %s's CUDA %s build", l.TFVersion, l.CUDA)
-		installed := tfInstalled(py)
+		installed := tfUsesGPU(py)
 		if !installed {
 			// Judge the release doctor recommends, before any driver limit.
 			if row, ok := knowledge.TFForPython(py.Version, 0); ok {
@@ -412,7 +419,9 @@ the wheel or conda package that installed it.`,
 		if lib.Via == "ld_library_path" {
 			fixes = append(fixes, ldPathFix(s, py, []string{path.Dir(lib.Path)}))
 		}
-		fixes = append(fixes, cudnnFix(s, l, py)...)
+		if len(better) == 0 || lib.Via != "ld_library_path" {
+			fixes = append(fixes, cudnnFix(s, l, py)...)
+		}
 		sev := SevWarning
 		if l.BuildFrom == "build_info" && len(knowledge.Version(l.CUDNN)) >= 2 || l.BuildFrom == "compat table" {
 			sev = SevError // the TF build table is verified; the loaded version is read from the file
@@ -474,27 +483,52 @@ dependencies (DT_NEEDED libcublas.so.11), the wheel that installed it
 			p.Skip("TensorFlow's CUDA version is unknown")
 			return
 		}
+		// One finding for all of them: cuDNN's sub-libraries follow their
+		// main library, and one folder usually brings several.
+		var libsOff []string
+		var dirs []string
+		var viaLD, direct bool
+		var first host.Library
 		for _, lib := range l.Needed {
 			if !lib.Found || lib.Name == "cuda" || lib.CUDAMajor == 0 || lib.CUDAMajor == want {
 				continue
 			}
-			ev := Ev{"soname": lib.Soname, "path": lib.Path, "via": lib.Via, "cuda_major": lib.CUDAMajor, "evidence": lib.CUDAMajorFrom, "tensorflow_cuda": l.CUDA}
-			var fixes []Fix
-			if lib.Via == "ld_library_path" {
-				fixes = append(fixes, ldPathFix(s, py, []string{path.Dir(lib.Path)}))
+			if len(libsOff) == 0 {
+				first = lib
 			}
-			fixes = append(fixes, repairLibsFix(s, l, py, lib)...)
-			sev := SevError
-			if lib.CUDAMajorFrom == "path" || lib.Name == "nccl" {
-				sev = SevWarning
-			}
-			f := p.add(sev, "cuda_version_mismatch_tf_build", fmt.Sprintf("%s loads from CUDA %d (%s); TensorFlow %s is a CUDA %d build", lib.Soname, lib.CUDAMajor, lib.Path, l.TFVersion, want),
-				fmt.Sprintf("The file comes first on the search path (%s) but was built for CUDA %d (%s).", lib.Via, lib.CUDAMajor, lib.CUDAMajorFrom), ev, fixes)
-			f.ID = p.check.ID + "/" + lib.Name
+			libsOff = append(libsOff, fmt.Sprintf("%s → %s (CUDA %d: %s; via %s)", lib.Soname, lib.Path, lib.CUDAMajor, lib.CUDAMajorFrom, lib.Via))
+			dirs = append(dirs, path.Dir(lib.Path))
+			viaLD = viaLD || lib.Via == "ld_library_path"
+			direct = direct || lib.CUDAMajorFrom != "path" && lib.Name != "nccl"
 		}
-		if len(p.findings) == 0 {
+		if len(libsOff) == 0 {
 			p.OK(fmt.Sprintf("the libraries that load are CUDA %d builds", want))
+			return
 		}
+		dirs = uniq(dirs)
+		ev := Ev{"libraries": libsOff, "tensorflow_cuda": l.CUDA, "folders": dirs}
+		var fixes []Fix
+		if viaLD {
+			var ldDirs []string
+			for _, lib := range l.Needed {
+				if lib.Found && lib.Via == "ld_library_path" && lib.CUDAMajor != 0 && lib.CUDAMajor != want {
+					ldDirs = append(ldDirs, path.Dir(lib.Path))
+				}
+			}
+			fixes = append(fixes, ldPathFix(s, py, uniq(ldDirs)))
+		} else {
+			fixes = append(fixes, repairLibsFix(s, l, py, first)...)
+		}
+		title := fmt.Sprintf("%s loads from CUDA %d; TensorFlow %s is a CUDA %d build", first.Soname, first.CUDAMajor, l.TFVersion, want)
+		if len(libsOff) > 1 {
+			title = fmt.Sprintf("%s and %d more load from another CUDA than TensorFlow %s's CUDA %d", first.Soname, len(libsOff)-1, l.TFVersion, want)
+		}
+		sev := SevWarning
+		if direct {
+			sev = SevError
+		}
+		p.add(sev, "cuda_version_mismatch_tf_build", title,
+			"These files come first on the search path but were built for another CUDA major:\n"+strings.Join(libsOff, "\n"), ev, fixes)
 	},
 }
 
@@ -794,7 +828,7 @@ This check only reports what is there.`,
 		tk := l.Toolkit
 		ev := Ev{"nvcc": tk.NVCC, "version": tk.Version, "version_from": tk.VersionFrom, "cuda_home": tk.CUDAHome, "tensorflow_cuda": l.CUDA}
 		if tk.NVCC == "" {
-			p.Info("healthy", "No CUDA toolkit (nvcc) on PATH; TensorFlow does not need one", "", ev)
+			p.OKf("no CUDA toolkit (nvcc) on PATH; TensorFlow does not need one", ev)
 			return
 		}
 		note := ""

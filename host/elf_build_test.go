@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +43,13 @@ func buildTestSO(t testing.TB, dir string, s testSOSpec) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	key := strings.Join([]string{s.Name, s.Soname, strings.Join(s.RunPath, ":"), strings.Join(s.RPath, ":"), strings.Join(s.Needs, ":")}, "|")
+	// Needed objects enter the output only as their sonames, which the
+	// tests keep equal to the file names' bases.
+	var needBases []string
+	for _, n := range s.Needs {
+		needBases = append(needBases, filepath.Base(n))
+	}
+	key := strings.Join([]string{s.Name, s.Soname, strings.Join(s.RunPath, ":"), strings.Join(s.RPath, ":"), strings.Join(needBases, ":")}, "|")
 	soCacheMu.Lock()
 	cached, ok := soCache[key]
 	soCacheMu.Unlock()
@@ -52,12 +59,11 @@ func buildTestSO(t testing.TB, dir string, s testSOSpec) string {
 		}
 		return out
 	}
-	src := filepath.Join(t.TempDir(), "x.c")
-	sym := strings.NewReplacer(".", "_", "-", "_", "+", "_").Replace(s.Name)
-	if err := os.WriteFile(src, []byte("int doctor_test_"+sym+"(void){return 1;}\n"), 0o644); err != nil {
+	obj := filepath.Join(t.TempDir(), "x.o")
+	if err := os.WriteFile(obj, testObject(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-shared", "-fPIC", "-nostdlib", "-o", out, src, "-Wl,-soname," + s.Soname}
+	args := []string{"-shared", "-nostdlib", "-o", out, obj, "-Wl,-soname," + s.Soname}
 	if len(s.RunPath) > 0 {
 		args = append(args, "-Wl,--enable-new-dtags", "-Wl,-rpath,"+strings.Join(s.RunPath, ":"))
 	}
@@ -78,6 +84,37 @@ func buildTestSO(t testing.TB, dir string, s testSOSpec) string {
 	}
 	return out
 }
+
+// testObject compiles the one object file every test library is linked
+// from (compiling is most of gcc's time; linking alone is quick).
+func testObject(t testing.TB) []byte {
+	objOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "doctor-obj-")
+		if err != nil {
+			objErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		src := filepath.Join(dir, "x.c")
+		os.WriteFile(src, []byte("int doctor_test_symbol(void){return 1;}\n"), 0o644)
+		out, err := exec.Command(gccPath, "-c", "-fPIC", "-o", filepath.Join(dir, "x.o"), src).CombinedOutput()
+		if err != nil {
+			objErr = fmt.Errorf("gcc -c: %v: %s", err, out)
+			return
+		}
+		objBytes, objErr = os.ReadFile(filepath.Join(dir, "x.o"))
+	})
+	if objErr != nil {
+		t.Fatal(objErr)
+	}
+	return objBytes
+}
+
+var (
+	objOnce  sync.Once
+	objBytes []byte
+	objErr   error
+)
 
 var (
 	soCacheMu sync.Mutex

@@ -87,7 +87,7 @@ func (r *libResolver) setCaller(o *ELFObject, g *gatherer) {
 		r.ident = elfIdent{}
 		return
 	}
-	if id, err := readELFIdent(g.path(o.Path)); err == nil {
+	if id, err := readELFIdent(g.fs(o.Path)); err == nil {
 		r.ident = id
 		switch id.Machine {
 		case elf.EM_X86_64:
@@ -107,7 +107,7 @@ func (r *libResolver) searchPath(chain []*ELFObject) []SearchDir {
 			return
 		}
 		dir = path.Clean(dir)
-		st, err := os.Stat(r.g.path(dir))
+		st, err := os.Stat(r.g.fs(dir))
 		out = append(out, SearchDir{Dir: dir, From: from, Object: obj, Entry: entry, Exists: err == nil && st.IsDir()})
 	}
 	var caller *ELFObject
@@ -161,7 +161,7 @@ func (r *libResolver) candidates(soname string, sp []SearchDir) []candidate {
 			continue
 		}
 		p := path.Join(d.Dir, soname)
-		if _, err := os.Stat(r.g.path(p)); err == nil {
+		if _, err := os.Stat(r.g.fs(p)); err == nil {
 			out = append(out, candidate{p, d.From})
 		}
 	}
@@ -171,7 +171,7 @@ func (r *libResolver) candidates(soname string, sp []SearchDir) []candidate {
 // accept reports whether the loader takes a file: an ELF object of the
 // caller's class and machine.
 func (r *libResolver) accept(p string) (bool, string) {
-	id, err := readELFIdent(r.g.path(p))
+	id, err := readELFIdent(r.g.fs(p))
 	if err != nil {
 		if err == errNotELF {
 			return false, "not an ELF file"
@@ -234,7 +234,7 @@ func (r *libResolver) resolve(name, soname string, chain []*ELFObject, sp []Sear
 		}
 	}
 	if lib.Found {
-		lib.ELF = readELFObject(r.g.path(lib.Path), lib.Path)
+		lib.ELF = readELFObject(r.g.fs(lib.Path), lib.Path)
 		lib.Version, lib.VersionFrom, lib.Package = r.versionOf(lib.Path, lib.RealPath, soname)
 		lib.CUDAMajor, lib.CUDAMajorFrom = r.cudaMajorOf(name, soname, lib.RealPath, lib.Package, lib.ELF)
 	}
@@ -247,7 +247,7 @@ func (r *libResolver) describeCopy(p, real, via, name string) LibCopy {
 	c.Version, _, c.Package = r.versionOf(p, real, soname)
 	var o *ELFObject
 	if !cudaMajorFromNeededNames[name] {
-		o = readELFObject(r.g.path(p), p)
+		o = readELFObject(r.g.fs(p), p)
 	}
 	c.CUDAMajor, c.CUDAMajorFrom = r.cudaMajorOf(name, soname, real, c.Package, o)
 	return c
@@ -354,7 +354,7 @@ func (r *libResolver) index(dirs []string) {
 			}
 			continue
 		}
-		f, err := os.Open(r.g.path(d))
+		f, err := os.Open(r.g.fs(d))
 		if err != nil {
 			continue
 		}

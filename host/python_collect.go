@@ -63,7 +63,7 @@ func (g *gatherer) examinePython(ctx context.Context) (*Python, *Libraries, erro
 		py.Prefix, py.BasePrefix, py.Kind, py.EnvName = d.prefix, d.base, d.kind, d.name
 		py.Windows, py.IncludeSystemSite = d.windows, d.includeSystemSite
 		py.Version, py.VersionFrom = d.version, d.verFrom
-		if st, err := os.Stat(g.path(exe)); err != nil || st.IsDir() {
+		if st, err := os.Stat(g.fs(exe)); err != nil || st.IsDir() {
 			py.Found = false
 			py.Error = exe + ": not an interpreter"
 		}
@@ -170,7 +170,7 @@ func (g *gatherer) findTensorFlow(py *Python) *TensorFlow {
 		tf.Dist, tf.Version = tfDists[0].Name, tfDists[0].Version
 		return tf
 	}
-	if text, err := g.readFile(path.Join(tf.Package, "python/platform/build_info.py")); err == nil {
+	if text, err := g.readSmall(path.Join(tf.Package, "python/platform/build_info.py"), 1<<20); err == nil {
 		tf.BuildInfo = ParseBuildInfo(text)
 		tf.BuildInfo.Path = path.Join(tf.Package, "python/platform/build_info.py")
 	}
@@ -189,10 +189,10 @@ func (g *gatherer) findTensorFlow(py *Python) *TensorFlow {
 		}
 	}
 	if fw != "" {
-		tf.Objects = append(tf.Objects, readELFObject(g.path(fw), fw))
+		tf.Objects = append(tf.Objects, readELFObject(g.fs(fw), fw))
 	}
 	if pw := path.Join(tf.Package, "python/_pywrap_tensorflow_internal.so"); g.exists(pw) {
-		tf.Objects = append(tf.Objects, readELFObject(g.path(pw), pw))
+		tf.Objects = append(tf.Objects, readELFObject(g.fs(pw), pw))
 	}
 	return tf
 }
@@ -204,7 +204,7 @@ func (g *gatherer) resolveLibraries(ctx context.Context, py *Python, condaOwners
 	r := newLibResolver(g)
 	libs.LDLibraryPath = r.ldPath
 	libs.Cache.Path = "/etc/ld.so.cache"
-	if data, err := os.ReadFile(g.path("/etc/ld.so.cache")); err != nil {
+	if data, err := os.ReadFile(g.fs("/etc/ld.so.cache")); err != nil {
 		libs.Cache.Error = shortPathErr(err)
 	} else if c, err := ParseLDCache(data); err != nil {
 		libs.Cache.Error = err.Error()
@@ -251,7 +251,7 @@ func (g *gatherer) resolveLibraries(ctx context.Context, py *Python, condaOwners
 	var chain []*ELFObject
 	var exeObj *ELFObject
 	if py.Found && py.RealExecutable != "" && !py.Windows {
-		exeObj = readELFObject(g.path(py.RealExecutable), py.RealExecutable)
+		exeObj = readELFObject(g.fs(py.RealExecutable), py.RealExecutable)
 		if exeObj.Error != "" {
 			exeObj = nil
 		}

@@ -21,7 +21,7 @@ var cudaVersionDep = regexp.MustCompile(`^(?:cuda-version|cudatoolkit|__cuda)\s*
 // shared objects they installed to "name version (conda)".
 func (g *gatherer) condaPackages(prefix string) ([]CondaPackage, map[string]string) {
 	dir := path.Join(prefix, "conda-meta")
-	ents, err := os.ReadDir(g.path(dir))
+	ents, err := os.ReadDir(g.fs(dir))
 	if err != nil {
 		return nil, nil
 	}
@@ -34,7 +34,7 @@ func (g *gatherer) condaPackages(prefix string) ([]CondaPackage, map[string]stri
 		}
 		meta := path.Join(dir, e.Name())
 		p := CondaPackage{Name: name, Version: ver, Build: build, Meta: meta}
-		b, err := os.ReadFile(g.path(meta))
+		b, err := os.ReadFile(g.fs(meta))
 		if err != nil || len(b) > 64<<20 {
 			out = append(out, p)
 			continue

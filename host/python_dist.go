@@ -91,7 +91,7 @@ func distFromDirName(base string) (string, string) {
 
 // scanSite lists the distributions installed in one site folder.
 func (g *gatherer) scanSite(site string) []Distribution {
-	ents, err := os.ReadDir(g.path(site))
+	ents, err := os.ReadDir(g.fs(site))
 	if err != nil {
 		return nil
 	}
@@ -117,7 +117,7 @@ func (g *gatherer) scanSite(site string) []Distribution {
 		// where the name does not parse.
 		d.Name, d.Version = distFromDirName(n)
 		if d.Version == "" || judgedDist(NormalizeDistName(d.Name)) {
-			if f, err := os.Open(g.path(meta)); err == nil {
+			if f, err := os.Open(g.fs(meta)); err == nil {
 				m := ParseMetadata(io.LimitReader(f, 256<<10))
 				f.Close()
 				if m.Name != "" {
@@ -166,7 +166,7 @@ func (g *gatherer) wheelFiles(dists []Distribution) map[string]string {
 		if d.Stale || !strings.HasPrefix(d.Key, "nvidia-") || !strings.HasSuffix(d.Path, ".dist-info") {
 			continue
 		}
-		f, err := os.Open(g.path(d.Path + "/RECORD"))
+		f, err := os.Open(g.fs(d.Path + "/RECORD"))
 		if err != nil {
 			continue
 		}
@@ -187,7 +187,7 @@ func (g *gatherer) wheelFiles(dists []Distribution) map[string]string {
 
 // readSmall reads at most n bytes of a file under the root.
 func (g *gatherer) readSmall(p string, n int64) (string, error) {
-	f, err := os.Open(g.path(p))
+	f, err := os.Open(g.fs(p))
 	if err != nil {
 		return "", err
 	}

@@ -51,10 +51,10 @@ func (g *gatherer) selectPython() (exe, source string, err error) {
 				p = abs
 			}
 		}
-		if _, err := os.Stat(g.path(p)); err != nil {
+		if _, err := os.Stat(g.fs(p)); err != nil {
 			return p, "--python", fmt.Errorf("--python %s: %v", p, shortPathErr(err))
 		}
-		if st, err := os.Stat(g.path(p)); err == nil && st.IsDir() {
+		if st, err := os.Stat(g.fs(p)); err == nil && st.IsDir() {
 			// An environment folder: take its interpreter.
 			for _, c := range []string{"bin/python3", "bin/python", "python.exe", "Scripts/python.exe"} {
 				if g.exists(path.Join(p, c)) {
@@ -121,11 +121,25 @@ func (g *gatherer) lookPath(name string) string {
 			continue
 		}
 		p := path.Join(dir, name)
-		if isExec(g.path(p)) {
+		if isExec(g.fs(p)) {
 			return p
 		}
 	}
 	return ""
+}
+
+// fs maps a machine path to the file to open here. Under a --root tree
+// symlinks are resolved within the tree, so that absolute links
+// (venv/bin/python -> /usr/bin/python3.12) stay inside it.
+func (g *gatherer) fs(p string) string {
+	if g.root == "/" {
+		return p
+	}
+	real, _, err := g.realpath(p)
+	if err != nil {
+		return g.path(p)
+	}
+	return g.path(real)
 }
 
 // realpath resolves symlinks of a machine path within the root; it also
@@ -225,7 +239,7 @@ func (g *gatherer) followPyenvShim(exe string) (string, bool) {
 				seen = true
 				continue
 			}
-			if p := path.Join(d, name); seen && isExec(g.path(p)) {
+			if p := path.Join(d, name); seen && isExec(g.fs(p)) {
 				return p, true
 			}
 		}
@@ -362,7 +376,7 @@ func parseKeyValues(text string) map[string]string {
 // condaPythonVersion reads the python package's version from its
 // conda-meta file name (python-3.10.13-h955ad1f_0.json).
 func (g *gatherer) condaPythonVersion(prefix string) string {
-	ents, err := os.ReadDir(g.path(path.Join(prefix, "conda-meta")))
+	ents, err := os.ReadDir(g.fs(path.Join(prefix, "conda-meta")))
 	if err != nil {
 		return ""
 	}
@@ -408,7 +422,7 @@ func condaEnvName(prefix string, g *gatherer) string {
 // standard library (os.py) or site-packages.
 func (g *gatherer) stdlibVersions(prefix string) []string {
 	var out []string
-	ents, _ := os.ReadDir(g.path(path.Join(prefix, "lib")))
+	ents, _ := os.ReadDir(g.fs(path.Join(prefix, "lib")))
 	for _, e := range ents {
 		n := e.Name()
 		if m := pyVersionInName.FindStringSubmatch(n); m != nil && m[0] == n {
@@ -638,7 +652,7 @@ func (g *gatherer) quickEnv(prefix string) (PythonEnv, bool) {
 		return e, true
 	}
 	site := path.Join(prefix, "lib", "python"+minor, "site-packages")
-	ents, _ := os.ReadDir(g.path(site))
+	ents, _ := os.ReadDir(g.fs(site))
 	for _, en := range ents {
 		n := en.Name()
 		if !strings.HasSuffix(n, ".dist-info") {

@@ -39,7 +39,7 @@ func (g *gatherer) jupyterKernels(examinedPrefix string, envs []PythonEnv) []Jup
 	var out []JupyterKernel
 	seen := map[string]bool{}
 	for _, dir := range uniqueStrings(dirs) {
-		ents, err := os.ReadDir(g.path(dir))
+		ents, err := os.ReadDir(g.fs(dir))
 		if err != nil {
 			continue
 		}
@@ -78,7 +78,7 @@ func (g *gatherer) jupyterKernels(examinedPrefix string, envs []PythonEnv) []Jup
 			switch {
 			case path.IsAbs(k.Argv0):
 				k.Interpreter = k.Argv0
-				_, err := os.Stat(g.path(k.Argv0))
+				_, err := os.Stat(g.fs(k.Argv0))
 				k.Exists = err == nil
 				if k.Exists {
 					k.EnvPrefix = g.describeEnv(k.Argv0).prefix
