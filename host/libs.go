@@ -192,6 +192,7 @@ func (r *libResolver) accept(p string) (bool, string) {
 func (r *libResolver) resolve(name, soname string, chain []*ELFObject, sp []SearchDir) Library {
 	lib := Library{Name: name, Soname: soname}
 	seen := map[string]bool{}
+	stopped := false
 	for _, c := range r.candidates(soname, sp) {
 		real, _, err := r.g.realpath(c.path)
 		if err != nil {
@@ -201,15 +202,22 @@ func (r *libResolver) resolve(name, soname string, chain []*ELFObject, sp []Sear
 			continue
 		}
 		seen[real] = true
+		if lib.Found || stopped {
+			lib.Shadowed = append(lib.Shadowed, r.describeCopy(c.path, real, c.via, name))
+			continue
+		}
 		if ok, why := r.accept(c.path); !ok {
+			// A file of another class or machine is skipped; anything
+			// that is not ELF at all ends the search with "invalid ELF
+			// header" (glibc open_verify), so dlopen fails.
+			if why == "not an ELF file" {
+				why += ": the loader stops here (invalid ELF header) and dlopen fails"
+				stopped = true
+			}
 			lib.Rejected = append(lib.Rejected, LibCopy{Path: c.path, Via: c.via, Reason: why})
 			continue
 		}
-		if !lib.Found {
-			lib.Found, lib.Path, lib.RealPath, lib.Via = true, c.path, real, c.via
-			continue
-		}
-		lib.Shadowed = append(lib.Shadowed, r.describeCopy(c.path, real, c.via, name))
+		lib.Found, lib.Path, lib.RealPath, lib.Via = true, c.path, real, c.via
 	}
 	for _, p := range r.present[soname] {
 		real, _, err := r.g.realpath(p)

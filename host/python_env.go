@@ -281,6 +281,22 @@ func (g *gatherer) describeEnv(exe string) envDesc {
 	}
 	prefix := dir
 	switch {
+	case d.windows:
+		d.kind, d.prefix = "system", prefix
+		if g.exists(path.Join(prefix, "pyvenv.cfg")) {
+			d.kind = "venv"
+			g.readPyvenvCfg(&d)
+		} else if g.exists(path.Join(prefix, "conda-meta")) {
+			d.kind = "conda"
+		}
+		if d.version == "" {
+			ms, _ := filepath.Glob(g.path(path.Join(prefix, "python3*.dll")))
+			for _, m := range ms {
+				if v := strings.TrimSuffix(strings.TrimPrefix(strings.ToLower(path.Base(m)), "python"), ".dll"); len(v) >= 2 {
+					d.version, d.verFrom = v[:1]+"."+v[1:], "python DLL"
+				}
+			}
+		}
 	case g.exists(path.Join(prefix, "pyvenv.cfg")):
 		d.kind = "venv"
 		d.prefix = prefix
