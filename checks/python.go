@@ -280,7 +280,7 @@ whose Python range holds that interpreter's version.`,
 		}
 		if py.Windows || s.Platform.OS == "windows" {
 			last, _ := knowledge.LastWindowsNativeGPU()
-			if tf == nil || knowledge.CompareVersions(knowledge.Version(tf.Version), knowledge.Version(last)) > 0 {
+			if tf == nil || knowledge.CompareVersions(knowledge.Version(majorMinorOf(tf.Version)), knowledge.Version(last)) > 0 {
 				p.Error("tf_windows_native_gpu_unsupported", "Native Windows TensorFlow has no GPU support after "+last,
 					fmt.Sprintf("%s is a Windows interpreter. TensorFlow %s was the last release that used a GPU on native Windows; newer releases need WSL2.", py.Executable, last), ev,
 					Fix{ID: "use-wsl2", Title: "Run TensorFlow in WSL2", Risk: RiskSafe, Manual: true,
