@@ -563,14 +563,39 @@ func firstLines(s string, n int) []string {
 }
 
 // otherEnvs finds other Python environments: conda envs (from the conda
-// installations and ~/.conda/environments.txt), venvs in the usual places,
-// pyenv versions. At most 40.
+// installations and ~/.conda/environments.txt), venvs in the usual places
+// (~/.virtualenvs, ~/X/.venv, /opt/X/.venv, ...), pyenv versions. Each
+// folder is listed once; at most 40 environments are summarized.
 func (g *gatherer) otherEnvs(examined string) []PythonEnv {
 	home := g.getenv("HOME")
 	var prefixes []string
-	addPrefix := func(p string) {
+	add := func(p string) {
 		if p != "" && path.IsAbs(p) {
 			prefixes = append(prefixes, path.Clean(p))
+		}
+	}
+	children := func(dir string) []string {
+		f, err := os.Open(g.fs(dir))
+		if err != nil {
+			return nil
+		}
+		names, _ := f.Readdirnames(-1)
+		f.Close()
+		sort.Strings(names)
+		out := make([]string, 0, len(names))
+		for _, n := range names {
+			out = append(out, path.Join(dir, n))
+		}
+		return out
+	}
+	// Projects with their venv inside (~/proj/.venv, /opt/torch/.venv).
+	projectVenvs := func(dir string) {
+		for _, c := range children(dir) {
+			for _, v := range []string{".venv", "venv", "env"} {
+				if g.exists(path.Join(c, v, "pyvenv.cfg")) {
+					add(path.Join(c, v))
+				}
+			}
 		}
 	}
 	var condaRoots []string
@@ -580,36 +605,39 @@ func (g *gatherer) otherEnvs(examined string) []PythonEnv {
 	if cp := g.getenv("CONDA_PREFIX"); cp != "" && path.Base(path.Dir(cp)) == "envs" {
 		condaRoots = append(condaRoots, path.Dir(path.Dir(cp)))
 	}
-	var globs []string
 	if home != "" {
 		for _, n := range []string{"miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda"} {
 			condaRoots = append(condaRoots, path.Join(home, n))
 		}
-		globs = append(globs, home+"/.virtualenvs/*", home+"/.venv", home+"/venv", home+"/*/.venv", home+"/*/venv", home+"/.pyenv/versions/*", home+"/.local/share/virtualenvs/*")
 		if s, err := g.readSmall(path.Join(home, ".conda", "environments.txt"), 64<<10); err == nil {
 			for _, line := range strings.Split(s, "\n") {
-				addPrefix(strings.TrimSpace(line))
+				add(strings.TrimSpace(line))
 			}
 		}
+		for _, d := range []string{".virtualenvs", ".local/share/virtualenvs", ".pyenv/versions"} {
+			for _, c := range children(path.Join(home, d)) {
+				add(c)
+			}
+		}
+		add(path.Join(home, ".venv"))
+		add(path.Join(home, "venv"))
+		projectVenvs(home)
 	}
 	condaRoots = append(condaRoots, "/opt/conda", "/opt/miniconda3", "/opt/anaconda3", "/opt/miniforge3")
-	globs = append(globs, "/opt/*/.venv", "/opt/*/venv", "/opt/venv", "/opt/*/env")
+	add("/opt/venv")
+	projectVenvs("/opt")
 	if g.live() {
 		if wd, err := os.Getwd(); err == nil {
-			globs = append(globs, wd+"/.venv", wd+"/venv")
+			add(path.Join(wd, ".venv"))
+			add(path.Join(wd, "venv"))
 		}
 	}
 	for _, r := range uniqueStrings(condaRoots) {
 		if g.exists(path.Join(r, "conda-meta")) {
-			addPrefix(r)
+			add(r)
 		}
-		globs = append(globs, r+"/envs/*")
-	}
-	for _, gl := range globs {
-		ms, _ := filepath.Glob(g.path(gl))
-		sort.Strings(ms)
-		for _, m := range ms {
-			addPrefix(g.unpath(m))
+		for _, c := range children(path.Join(r, "envs")) {
+			add(c)
 		}
 	}
 	var out []PythonEnv
