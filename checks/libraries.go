@@ -105,7 +105,7 @@ func repairLibsFix(s *host.Snapshot, l *host.Libraries, py *host.Python, lib hos
 		}
 	}
 	if len(lib.NotInCache) > 0 {
-		fixes = append(fixes, Fix{ID: "ldconfig", Title: "Rebuild the loader cache", Risk: RiskSafe, NeedsRoot: true,
+		fixes = append(fixes, Fix{ID: "ldconfig", Title: "Rebuild the loader cache", Risk: RiskSafe, NeedsRoot: true, Manual: true,
 			Steps: []string{"sudo ldconfig   # " + strings.Join(lib.NotInCache, ", ") + " lies in a folder /etc/ld.so.conf names but the cache does not list it"}})
 	}
 	version := l.TFVersion
@@ -160,11 +160,12 @@ only give warnings unless no copy of any version exists.`,
 		}
 		if !tfInstalled(py) {
 			ev := Ev{"tensorflow": l.TFVersion, "tf_version_from": l.TFVersionFrom, "cuda": l.CUDA, "needed": needed, "present": present}
-			p.Info("healthy", fmt.Sprintf("TensorFlow not installed: TensorFlow %s (CUDA %s) would load %s", l.TFVersion, l.CUDA, strings.Join(summarize(l.Needed), ", ")),
+			p.Info("healthy", fmt.Sprintf("TensorFlow not installed: TensorFlow %s (CUDA %s) would load %s", l.TFVersion, l.CUDA, strings.Join(summarize(l.Needed, tfCUDA(l).Major()), ", ")),
 				"pip install 'tensorflow[and-cuda]' brings these libraries as nvidia-* wheels.", ev).ID = p.check.ID + "/needed"
 			if len(present) > 0 {
+				how := "Each resolved as TensorFlow's dlopen would: LD_LIBRARY_PATH, the RUNPATH its wheel carries ($ORIGIN/../nvidia/*/lib; assumed, TensorFlow is not installed), /etc/ld.so.cache, the default folders."
 				p.Info("healthy", fmt.Sprintf("%s present in this environment", plural(len(present), "CUDA library", "CUDA libraries")),
-					strings.Join(present, "\n"), Ev{"present": present, "search_path": searchPathLines(l)}).ID = p.check.ID + "/present"
+					how+"\n"+strings.Join(present, "\n"), Ev{"present": present, "search_path": searchPathLines(l)}).ID = p.check.ID + "/present"
 			}
 			return
 		}
@@ -234,8 +235,9 @@ func countFound(ls []host.Library) int {
 	return n
 }
 
-// summarize lists sonames with their state: "libcudart.so.12 (missing)".
-func summarize(ls []host.Library) []string {
+// summarize lists sonames with their state: "libcudart.so.12 (missing)",
+// "libcudnn.so.9 (found, a CUDA 13 build)".
+func summarize(ls []host.Library, cudaMajor int) []string {
 	var out []string
 	for _, l := range ls {
 		if l.Name == "cuda" || l.LoadedBy != "" {
@@ -244,6 +246,9 @@ func summarize(ls []host.Library) []string {
 		st := "missing"
 		if l.Found {
 			st = "found"
+			if l.CUDAMajor != 0 && cudaMajor != 0 && l.CUDAMajor != cudaMajor {
+				st = fmt.Sprintf("found, a CUDA %d build", l.CUDAMajor)
+			}
 		}
 		out = append(out, fmt.Sprintf("%s (%s)", l.Soname, st))
 	}
