@@ -470,3 +470,25 @@ func TestWindowsInterpreter(t *testing.T) {
 		t.Errorf("windows: %+v %+v", py, py.TensorFlow)
 	}
 }
+
+// TestNotInCache: a library in a folder ld.so.conf names, installed after
+// the last ldconfig, is found by no one; doctor says so.
+func TestNotInCache(t *testing.T) {
+	tr := newPyTree(t)
+	tr.machineBase()
+	tr.file("/etc/ld.so.conf.d/cuda.conf", "/usr/local/cuda/lib64\n")
+	tr.so("/usr/local/cuda/lib64", testSOSpec{Name: "libcudart.so.12"})
+	site, _ := tr.venv("/home/u/v", "3.11.7", "/usr/bin/python3.11")
+	tr.tensorflow(site, "tensorflow", "2.16.1", buildInfoFor("12.3", "8", true, "['sm_90']"), allWheelDirs)
+	_, libs := examineTree(t, tr.root, []string{"HOME=/home/u", "VIRTUAL_ENV=/home/u/v"}, "")
+	for _, l := range libs.Needed {
+		if l.Soname != "libcudart.so.12" {
+			continue
+		}
+		if l.Found || !reflect.DeepEqual(l.NotInCache, []string{"/usr/local/cuda/lib64/libcudart.so.12"}) || len(l.OffPath) != 1 {
+			t.Errorf("libcudart: %+v", l)
+		}
+		return
+	}
+	t.Fatal("libcudart.so.12 not among the needs")
+}
