@@ -26,6 +26,21 @@ var All = []*Check{
 	MIGConfig,
 	OtherProcessesMemory,
 	DiskSpace,
+	// cuda_libraries
+	DriverCUDA,
+	CUDALibraries,
+	CondaFiles,
+	LDLibraryPath,
+	CUDAMajorMismatch,
+	CUDNNVersion,
+	XLAData,
+	Toolkit,
+	// python_tensorflow
+	PythonEnvironment,
+	TensorFlowInstall,
+	TensorFlowConflicts,
+	ComputeCapability,
+	JupyterKernels,
 	// runtime
 	VerifyDriver,
 	VerifyLibraries,

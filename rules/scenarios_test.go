@@ -32,6 +32,9 @@ type scenario struct {
 	UID         *int              `json:"uid"`
 	GIDs        []int             `json:"gids"`
 	Disks       []host.Disk       `json:"disks"`
+	// Collect names collectors to run beyond the lower links' (these
+	// trees hold no Python unless they say so).
+	Collect []string `json:"collect"`
 }
 
 // fakeGPU answers with canned NVML data: the one part of a scenario that
@@ -88,6 +91,7 @@ func recordScenario(t *testing.T, dir string) *host.Snapshot {
 	opts := host.Options{
 		Root: filepath.Join(dir, "tree"), Environ: environ, GPU: fakeGPU{sc.NVML}, UID: &uid, GIDs: gids,
 		Version: "test", SelfPID: 1, Timeout: 10 * time.Second,
+		Skip: skipUnlessAsked(sc.Collect, "python"),
 		Now: func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) },
 	}
 	if sc.NvidiaSMI != "" {
@@ -113,6 +117,23 @@ func recordScenario(t *testing.T, dir string) *host.Snapshot {
 		s.Disks = []host.Disk{{Path: "/", TotalBytes: 250 << 30, FreeBytes: 120 << 30}, {Path: "/tmp", TotalBytes: 250 << 30, FreeBytes: 120 << 30}}
 	}
 	return s
+}
+
+// skipUnlessAsked leaves out the upper-link collectors a scenario does not
+// ask for: the lower-link machines are recorded without a Python
+// environment (testdata/upper holds those).
+func skipUnlessAsked(asked []string, names ...string) []string {
+	var out []string
+	for _, n := range names {
+		found := false
+		for _, a := range asked {
+			found = found || a == n
+		}
+		if !found {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func summarize(r *rules.Report) want {
