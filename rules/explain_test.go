@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tfdoctor/doctor/checks"
 )
 
 // logCase is a log under testdata/explain/logs/<expected cause>/; the
@@ -54,5 +56,17 @@ func TestLogs(t *testing.T) {
 				t.Errorf("root cause %s, want %s; findings:%s", got, c.want, b.String())
 			}
 		})
+	}
+}
+
+// TestFrameworkLogHook: the runtime checks read a failed framework probe's
+// stderr with explain's engine.
+func TestFrameworkLogHook(t *testing.T) {
+	if checks.ExplainFrameworkLog == nil {
+		t.Fatal("package rules did not set checks.ExplainFrameworkLog")
+	}
+	cause, _, ok := checks.ExplainFrameworkLog("2024-01-01 E tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:423] Loaded runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4.  CuDNN library needs to have matching major version and equal or higher minor version.")
+	if !ok || cause != "cudnn_version_mismatch" {
+		t.Errorf("got %q %v", cause, ok)
 	}
 }

@@ -92,7 +92,7 @@ func recordScenario(t *testing.T, dir string) *host.Snapshot {
 		Root: filepath.Join(dir, "tree"), Environ: environ, GPU: fakeGPU{sc.NVML}, UID: &uid, GIDs: gids,
 		Version: "test", SelfPID: 1, Timeout: 10 * time.Second,
 		Skip: skipUnlessAsked(sc.Collect, "python"),
-		Now: func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) },
+		Now:  func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) },
 	}
 	if sc.NvidiaSMI != "" {
 		abs, _ := filepath.Abs(filepath.Join(dir, sc.NvidiaSMI))

@@ -24,7 +24,26 @@ func init() {
 // (Snapshot.Libraries) says TensorFlow would load, "" when it does not say;
 // the ladder then searches the way TensorFlow does. Wired by the library
 // resolution's owner.
-var cublasFromSnapshot = func(*host.Snapshot) string { return "" }
+var cublasFromSnapshot = func(s *host.Snapshot) string {
+	if s == nil || s.Libraries == nil {
+		return ""
+	}
+	for _, l := range s.Libraries.Needed {
+		if l.Name == "cublas" && l.Found && l.Path != "" {
+			return l.Path
+		}
+	}
+	// TensorFlow's own cuBLAS is missing (or TensorFlow is): the newest
+	// cuBLAS present in the environment stands in, so the GEMM still tests
+	// the libraries this environment has.
+	best := host.Library{}
+	for _, l := range s.Libraries.Present {
+		if l.Name == "cublas" && l.Found && l.Path != "" && l.CUDAMajor >= best.CUDAMajor {
+			best = l
+		}
+	}
+	return best.Path
+}
 
 // rungChildCommand is the argv that runs one rung of the ladder in a child
 // process: this executable's hidden `verify __rung` command. Tests replace
