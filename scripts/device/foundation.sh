@@ -12,7 +12,7 @@ t=$(date +%s%N); timeout 60 $D; echo "exit=$? wall_ms=$(ms $t)"
 echo "=== A2: doctor -v --quick ==="
 timeout 60 $D -v --quick --no-color; echo "exit=$?"
 timeout 60 $D --quick --format json > $OUT/doctor.json; echo "json exit=$?"
-timeout 60 $D snapshot --quick -o $OUT/snapshot.json; echo "snapshot exit=$?"
+timeout 120 $D snapshot -o $OUT/snapshot.json; echo "snapshot exit=$?"
 timeout 30 nvidia-smi -q > $OUT/smi-q.txt 2>&1
 timeout 30 nvidia-smi --query-gpu=driver_version,name,memory.total,compute_cap,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,uuid --format=csv
 echo "=== A2: fact comparison (doctor JSON vs nvidia-smi -q) ==="
