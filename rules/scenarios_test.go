@@ -245,6 +245,8 @@ func TestScenarioRootCauses(t *testing.T) {
 		"mig-no-instances":             "mig_misconfigured",
 		"ecc-and-pcie":                 "gpu_ecc_errors",
 		"throttled-disk-full":          "disk_full",
+		// Recorded on the real H200: healthy up to Python, no TensorFlow.
+		"../snapshots/h200-live": "tf_not_installed",
 	}
 	var names []string
 	for n := range expect {
