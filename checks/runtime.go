@@ -148,9 +148,9 @@ func rungEvidence(r *host.Rung) Ev {
 
 // figureLine is "bf16 8192³: 771 TFLOP/s of 989 expected, median 1.43 ms over 10 runs, 128 entries checked".
 func figureLine(f host.Figure) string {
-	s := fmt.Sprintf("%s %d³: %s TFLOP/s", f.DType, f.M, tflopsText(f.TFLOPS))
+	s := fmt.Sprintf("%s %d³: %s TFLOP/s", f.DType, f.M, host.FormatTFLOPS(f.TFLOPS))
 	if f.ExpectedTFLOPS > 0 {
-		s += fmt.Sprintf(" of %s expected", tflopsText(f.ExpectedTFLOPS))
+		s += fmt.Sprintf(" of %s expected", host.FormatTFLOPS(f.ExpectedTFLOPS))
 	}
 	s += fmt.Sprintf(", median %.3g ms over %d runs (%s)", f.MedianMS, f.Runs, f.Timing)
 	if f.Correct {
@@ -161,15 +161,6 @@ func figureLine(f host.Figure) string {
 	return s
 }
 
-func tflopsText(x float64) string {
-	switch {
-	case x >= 100:
-		return fmt.Sprintf("%.0f", x)
-	case x >= 10:
-		return fmt.Sprintf("%.1f", x)
-	}
-	return fmt.Sprintf("%.2f", x)
-}
 
 // rungDetail is the failure in words, with the end of the framework's log
 // when there is one.
@@ -303,7 +294,7 @@ the GPU state doctor read right after the ladder.`,
 				ev["rung"] = r.Name
 				ev["ratio"] = round2(ratio)
 				title := fmt.Sprintf("%s %s reached %s TFLOP/s, %.0f%% of the %s expected of this GPU", rungLabel(r.Name), f.DType,
-					tflopsText(f.TFLOPS), 100*ratio, tflopsText(f.ExpectedTFLOPS))
+					host.FormatTFLOPS(f.TFLOPS), 100*ratio, host.FormatTFLOPS(f.ExpectedTFLOPS))
 				var fixes []Fix
 				switch cause {
 				case "gpu_throttled":

@@ -1,5 +1,7 @@
 package host
 
+import "fmt"
+
 // Verification is the result of the runtime ladder (package verify): one
 // entry per rung, lowest first. Each rung isolates one layer of the stack, so
 // the lowest failing rung says which layer broke, and a passing ladder proves
@@ -139,4 +141,16 @@ func (v *Verification) Rung(name string) *Rung {
 		}
 	}
 	return nil
+}
+
+// FormatTFLOPS prints a TFLOP/s figure to about three significant figures:
+// 771, 52.3, 8.12.
+func FormatTFLOPS(x float64) string {
+	switch {
+	case x >= 100:
+		return fmt.Sprintf("%.0f", x)
+	case x >= 10:
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
 }

@@ -51,9 +51,9 @@ func writeVerification(b *strings.Builder, p palette, r *rules.Report) {
 
 // figureText is one timed product: "bf16 8192³   771 TFLOP/s of 989 expected · median 1.43 ms of 10 · 128 entries correct".
 func figureText(p palette, f host.Figure) string {
-	s := fmt.Sprintf("%-4s %d³ %6s TFLOP/s", f.DType, f.M, rungTFLOPS(f.TFLOPS))
+	s := fmt.Sprintf("%-4s %d³ %6s TFLOP/s", f.DType, f.M, host.FormatTFLOPS(f.TFLOPS))
 	if f.ExpectedTFLOPS > 0 {
-		s += fmt.Sprintf(" of %s expected", rungTFLOPS(f.ExpectedTFLOPS))
+		s += fmt.Sprintf(" of %s expected", host.FormatTFLOPS(f.ExpectedTFLOPS))
 	}
 	s += fmt.Sprintf(" · median %.3g ms of %d", f.MedianMS, f.Runs)
 	if f.Correct {
@@ -90,7 +90,7 @@ func mdVerification(b *strings.Builder, r *rules.Report) {
 	for _, g := range v.Rungs {
 		for _, f := range g.Figures {
 			figs = append(figs, fmt.Sprintf("| %s | %s | %d×%d×%d | %s | %s | %.3g ms (%s) | %s |", g.Name, f.DType, f.M, f.N, f.K,
-				rungTFLOPS(f.TFLOPS), rungOrDash(f.ExpectedTFLOPS), f.MedianMS, f.Timing, rungChecked(f)))
+				host.FormatTFLOPS(f.TFLOPS), rungOrDash(f.ExpectedTFLOPS), f.MedianMS, f.Timing, rungChecked(f)))
 		}
 	}
 	if len(figs) > 0 {
@@ -123,21 +123,12 @@ func rungSeconds(ms float64) string {
 	return fmt.Sprintf("%.1f s", ms/1000)
 }
 
-func rungTFLOPS(x float64) string {
-	switch {
-	case x >= 100:
-		return fmt.Sprintf("%.0f", x)
-	case x >= 10:
-		return fmt.Sprintf("%.1f", x)
-	}
-	return fmt.Sprintf("%.2f", x)
-}
 
 func rungOrDash(x float64) string {
 	if x <= 0 {
 		return "–"
 	}
-	return rungTFLOPS(x)
+	return host.FormatTFLOPS(x)
 }
 
 func rungChecked(f host.Figure) string {

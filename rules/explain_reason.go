@@ -188,22 +188,7 @@ func parseVer(s string) ver {
 
 // cmp compares two versions component by component (missing = 0).
 func (a ver) cmp(b ver) int {
-	for i := 0; i < max(len(a), len(b)); i++ {
-		x, y := 0, 0
-		if i < len(a) {
-			x = a[i]
-		}
-		if i < len(b) {
-			y = b[i]
-		}
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
+	return knowledge.CompareVersions(knowledge.VersionNumber(a), knowledge.VersionNumber(b))
 }
 
 func (a ver) major() int {

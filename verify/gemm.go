@@ -127,22 +127,12 @@ func tflops(m, n, k int, ms float64) float64 {
 	return 2 * float64(m) * float64(n) * float64(k) / (ms / 1000) / 1e12
 }
 
-// fmtTFLOPS prints about 3 significant figures: 771, 52.3, 8.12.
-func fmtTFLOPS(x float64) string {
-	switch {
-	case x >= 100:
-		return fmt.Sprintf("%.0f", x)
-	case x >= 10:
-		return fmt.Sprintf("%.1f", x)
-	}
-	return fmt.Sprintf("%.2f", x)
-}
 
 // figureText is "bf16 771 TFLOP/s (of 989)".
 func figureText(f host.Figure) string {
-	s := fmt.Sprintf("%s %s TFLOP/s", f.DType, fmtTFLOPS(f.TFLOPS))
+	s := fmt.Sprintf("%s %s TFLOP/s", f.DType, host.FormatTFLOPS(f.TFLOPS))
 	if f.ExpectedTFLOPS > 0 {
-		s += " (of " + fmtTFLOPS(f.ExpectedTFLOPS) + ")"
+		s += " (of " + host.FormatTFLOPS(f.ExpectedTFLOPS) + ")"
 	}
 	return s
 }
