@@ -161,7 +161,6 @@ func figureLine(f host.Figure) string {
 	return s
 }
 
-
 // rungDetail is the failure in words, with the end of the framework's log
 // when there is one.
 func rungDetail(r *host.Rung) string {

@@ -123,7 +123,6 @@ func rungSeconds(ms float64) string {
 	return fmt.Sprintf("%.1f s", ms/1000)
 }
 
-
 func rungOrDash(x float64) string {
 	if x <= 0 {
 		return "–"

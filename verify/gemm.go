@@ -127,7 +127,6 @@ func tflops(m, n, k int, ms float64) float64 {
 	return 2 * float64(m) * float64(n) * float64(k) / (ms / 1000) / 1e12
 }
 
-
 // figureText is "bf16 771 TFLOP/s (of 989)".
 func figureText(f host.Figure) string {
 	s := fmt.Sprintf("%s %s TFLOP/s", f.DType, host.FormatTFLOPS(f.TFLOPS))

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"github.com/tfdoctor/doctor/host"
 	"math"
 	"os"
 	"os/exec"
@@ -91,8 +92,8 @@ func TestStatsAndTFLOPS(t *testing.T) {
 		t.Error("zero time")
 	}
 	for x, want := range map[float64]string{771.4: "771", 52.34: "52.3", 8.123: "8.12"} {
-		if got := fmtTFLOPS(x); got != want {
-			t.Errorf("fmtTFLOPS(%v) = %q", x, got)
+		if got := host.FormatTFLOPS(x); got != want {
+			t.Errorf("host.FormatTFLOPS(%v) = %q", x, got)
 		}
 	}
 }
