@@ -68,15 +68,8 @@ func Text(w io.Writer, r *rules.Report, o TextOptions) error {
 	root := rootFinding(r)
 
 	// 1. The root cause, on the first line.
-	switch {
-	case root == nil:
-		b.WriteString(p.green("✓ No problem found: TensorFlow should see the GPU.") + "\n")
-	default:
-		sym := p.red("✗")
-		if root.Severity == checks.SevWarning {
-			sym = p.yellow("!")
-		}
-		fmt.Fprintf(&b, "%s Root cause: %s %s\n", sym, p.bold(root.Title), p.faint("["+root.Cause+"]"))
+	b.WriteString(headline(r, root, p) + "\n")
+	if root != nil {
 		if root.Detail != "" {
 			writeWrapped(&b, "  ", root.Detail, width)
 		}
@@ -156,6 +149,34 @@ func Text(w io.Writer, r *rules.Report, o TextOptions) error {
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// headline is the report's first line: the root cause, or what was found
+// when nothing is wrong. A log (doctor explain) is not a machine: "nothing
+// wrong" there means the paste shows no problem, and an info finding (nothing
+// recognised, only harmless messages) is what the reader needs first.
+func headline(r *rules.Report, root *checks.Finding, p palette) string {
+	if root != nil {
+		switch root.Severity {
+		case checks.SevError:
+			return fmt.Sprintf("%s Root cause: %s %s", p.red("✗"), p.bold(root.Title), p.faint("["+root.Cause+"]"))
+		case checks.SevWarning:
+			return fmt.Sprintf("%s Root cause: %s %s", p.yellow("!"), p.bold(root.Title), p.faint("["+root.Cause+"]"))
+		}
+		return fmt.Sprintf("%s %s %s", p.cyan("i"), root.Title, p.faint("["+root.Cause+"]"))
+	}
+	if r.Source == "log" {
+		for _, f := range r.Findings {
+			switch {
+			case f.Severity == checks.SevInfo && f.Skipped: // nothing could be judged
+				return p.yellow("?") + " " + f.Title + "."
+			case f.Severity == checks.SevInfo:
+				return p.green("✓") + " " + f.Title + "."
+			}
+		}
+		return p.green("✓") + " No problem in the log: the framework used the GPU."
+	}
+	return p.green("✓ No problem found: TensorFlow should see the GPU.")
 }
 
 func header(r *rules.Report) string {

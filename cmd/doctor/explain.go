@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
-	"github.com/fatih/color"
 	"github.com/urfave/cli/v2"
 
 	"github.com/tfdoctor/doctor/internal/iostreams"
@@ -149,59 +147,8 @@ func runExplain(o explainOptions, ios *iostreams.IOStreams) error {
 		return usageErr("cannot read the log %s: %v", name, err)
 	}
 	dopts := diagnoseOptions{Format: o.Format, Verbose: o.Verbose, NoColor: o.NoColor, NoRedact: o.NoRedact, Redact: o.Redact}
-	if o.Format != "text" {
-		if err := render(ios, r, nil, dopts); err != nil {
-			return internalErr("writing the report: %v", err)
-		}
-		return exitCode(r.ExitCode())
-	}
-	// The text renderer's first line is written for a live diagnosis ("No
-	// problem found: TensorFlow should see the GPU", or a red cross for any
-	// root cause). A log may hold nothing recognised, or only harmless
-	// messages: that first line is replaced here.
-	var buf bytes.Buffer
-	tios := *ios
-	tios.Out = &buf
-	if err := render(&tios, r, nil, dopts); err != nil {
-		return internalErr("writing the report: %v", err)
-	}
-	out := buf.String()
-	if head := explainHeadline(r, ios.ColorEnabled() && !o.NoColor); head != "" {
-		if i := strings.IndexByte(out, '\n'); i >= 0 {
-			out = head + out[i:]
-		}
-	}
-	if _, err := io.WriteString(ios.Out, out); err != nil {
+	if err := render(ios, r, nil, dopts); err != nil {
 		return internalErr("writing the report: %v", err)
 	}
 	return exitCode(r.ExitCode())
-}
-
-// explainHeadline is the first line of the text report when the log has
-// no failing root cause; "" keeps the renderer's line.
-func explainHeadline(r *rules.Report, useColor bool) string {
-	paint := func(attr color.Attribute, s string) string {
-		c := color.New(attr)
-		if useColor {
-			c.EnableColor()
-		} else {
-			c.DisableColor()
-		}
-		return c.Sprint(s)
-	}
-	if r.RootCause != nil {
-		if r.Status != "ok" {
-			return ""
-		}
-		return paint(color.FgCyan, "i") + " " + r.RootCause.Title + " " + paint(color.Faint, "["+r.RootCause.Cause+"]")
-	}
-	for _, f := range r.Findings {
-		switch f.ID {
-		case "explain.unrecognised":
-			return paint(color.FgYellow, "?") + " Nothing in the log was recognised."
-		case "explain.no_problem_seen":
-			return paint(color.FgGreen, "✓") + " No problem in the recognised output."
-		}
-	}
-	return paint(color.FgGreen, "✓") + " No problem in the log: the framework used the GPU."
 }
