@@ -39,4 +39,9 @@ const (
 	FixAskAdminMIG         = "ask-admin-mig"
 	FixFreeDisk            = "free-disk"
 	FixCheckCooling        = "check-cooling"
+	FixLdconfig            = "ldconfig"
+	FixInstallPython       = "install-python"
+	FixNewEnvPython        = "new-env-supported-python"
+	FixUseWSL2             = "use-wsl2"
+	FixOlderTensorFlow     = "older-tensorflow"
 )

@@ -105,7 +105,7 @@ func repairLibsFix(s *host.Snapshot, l *host.Libraries, py *host.Python, lib hos
 		}
 	}
 	if len(lib.NotInCache) > 0 {
-		fixes = append(fixes, Fix{ID: "ldconfig", Title: "Rebuild the loader cache", Risk: RiskSafe, NeedsRoot: true, Manual: true,
+		fixes = append(fixes, Fix{ID: FixLdconfig, Title: "Rebuild the loader cache", Risk: RiskSafe, NeedsRoot: true, Manual: true,
 			Steps: []string{"sudo ldconfig   # " + strings.Join(lib.NotInCache, ", ") + " lies in a folder /etc/ld.so.conf names but the cache does not list it"}})
 	}
 	version := l.TFVersion

@@ -185,7 +185,7 @@ environment's Python was upgraded is not imported at all.`,
 		ev := Ev{"executable": py.Executable, "source": py.Source, "version": py.Version, "version_from": py.VersionFrom, "prefix": py.Prefix, "kind": py.Kind}
 		if !py.Found {
 			p.Error("tf_not_installed", "No Python interpreter to examine", orDefault(py.Error, "no interpreter found"), ev,
-				Fix{ID: "install-python", Title: "Install Python 3 or name the interpreter", Risk: RiskSafe, Manual: true,
+				Fix{ID: FixInstallPython, Title: "Install Python 3 or name the interpreter", Risk: RiskSafe, Manual: true,
 					Steps: []string{"doctor --python /path/to/env/bin/python   # the interpreter you run TensorFlow with", "Or install Python 3.12 and create a venv: python3.12 -m venv ~/tf-venv"}})
 			return
 		}
@@ -197,7 +197,7 @@ environment's Python was upgraded is not imported at all.`,
 		if _, any := knowledge.TFForPython(py.Version, 0); !any {
 			p.Error("python_version_unsupported", fmt.Sprintf("No TensorFlow release supports Python %s", py.Version),
 				fmt.Sprintf("TensorFlow's tested builds cover Python %s to %s; pip finds no GPU build for %s.", lo, hi, py.Version), ev,
-				Fix{ID: "new-env-supported-python", Title: "Create an environment with a Python TensorFlow supports", Risk: RiskSafe, Manual: true,
+				Fix{ID: FixNewEnvPython, Title: "Create an environment with a Python TensorFlow supports", Risk: RiskSafe, Manual: true,
 					Steps: []string{fmt.Sprintf("conda create -n tf python=%s && conda activate tf   # or: uv venv --python %s ~/tf-venv", hi, hi), "python -m pip install 'tensorflow[and-cuda]'", "doctor --python <that env>/bin/python"}})
 			return
 		}
@@ -283,7 +283,7 @@ whose Python range holds that interpreter's version.`,
 			if tf == nil || knowledge.CompareVersions(knowledge.Version(majorMinorOf(tf.Version)), knowledge.Version(last)) > 0 {
 				p.Error("tf_windows_native_gpu_unsupported", "Native Windows TensorFlow has no GPU support after "+last,
 					fmt.Sprintf("%s is a Windows interpreter. TensorFlow %s was the last release that used a GPU on native Windows; newer releases need WSL2.", py.Executable, last), ev,
-					Fix{ID: "use-wsl2", Title: "Run TensorFlow in WSL2", Risk: RiskSafe, Manual: true,
+					Fix{ID: FixUseWSL2, Title: "Run TensorFlow in WSL2", Risk: RiskSafe, Manual: true,
 						Steps: []string{"In PowerShell: wsl --install -d Ubuntu", "Inside WSL2: python3 -m venv ~/tf-venv && ~/tf-venv/bin/python -m pip install 'tensorflow[and-cuda]'",
 							"Or, native Windows with Python <= 3.10: pip install \"tensorflow<2.11\" with CUDA 11.2 and cuDNN 8.1 (conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0)"}})
 				return
@@ -596,7 +596,7 @@ func mustPin(s *host.Snapshot) string {
 }
 
 func pipInstallOlderHint(s *host.Snapshot, tfv string) Fix {
-	return Fix{ID: "older-tensorflow", Title: "Use a TensorFlow build that supports this GPU, or a newer GPU", Risk: RiskSafe, Manual: true,
+	return Fix{ID: FixOlderTensorFlow, Title: "Use a TensorFlow build that supports this GPU, or a newer GPU", Risk: RiskSafe, Manual: true,
 		Steps: []string{"Check the GPU's compute capability against https://www.tensorflow.org/install/pip#hardware_requirements",
 			"Older TensorFlow releases (and CUDA 11 builds) cover older architectures; or build TensorFlow from source with TF_CUDA_COMPUTE_CAPABILITIES set"}}
 }
