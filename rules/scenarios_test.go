@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,10 @@ type scenario struct {
 	// Collect names collectors to run beyond the lower links' (these
 	// trees hold no Python unless they say so).
 	Collect []string `json:"collect"`
+	// DevMode is the permission of the tree's /dev entries (default
+	// 0666). Git keeps no permission bits but the executable one, so the
+	// test sets them before it reads the tree.
+	DevMode string `json:"dev_mode"`
 }
 
 // fakeGPU answers with canned NVML data: the one part of a scenario that
@@ -80,14 +85,17 @@ func recordScenario(t *testing.T, dir string) *host.Snapshot {
 	for k, v := range sc.Env {
 		environ = append(environ, k+"="+v)
 	}
-	uid := 1000
+	// The examined user owns nothing in the tree, whoever checked it out:
+	// permissions are decided by the "other" bits alone.
+	uid := 424242
 	if sc.UID != nil {
 		uid = *sc.UID
 	}
 	gids := sc.GIDs
 	if gids == nil {
-		gids = []int{1000, 44}
+		gids = []int{424242}
 	}
+	setDevModes(t, filepath.Join(dir, "tree", "dev"), sc.DevMode)
 	opts := host.Options{
 		Root: filepath.Join(dir, "tree"), Environ: environ, GPU: fakeGPU{sc.NVML}, UID: &uid, GIDs: gids,
 		Version: "test", SelfPID: 1, Timeout: 10 * time.Second,
@@ -112,11 +120,39 @@ func recordScenario(t *testing.T, dir string) *host.Snapshot {
 	if s.NvidiaSMI.TimedOut {
 		s.NvidiaSMI.Error = "nvidia-smi did not answer in time and was killed"
 	}
+	// Owners are the checkout's, not the recorded machine's.
+	for i := range s.Devices {
+		s.Devices[i].UID, s.Devices[i].GID, s.Devices[i].Group = 0, 44, "video"
+	}
 	s.Disks = sc.Disks
 	if s.Disks == nil {
 		s.Disks = []host.Disk{{Path: "/", TotalBytes: 250 << 30, FreeBytes: 120 << 30}, {Path: "/tmp", TotalBytes: 250 << 30, FreeBytes: 120 << 30}}
 	}
 	return s
+}
+
+// setDevModes gives every entry of a tree's /dev the scenario's permission.
+func setDevModes(t *testing.T, dev, mode string) {
+	t.Helper()
+	perm := os.FileMode(0o666)
+	if mode != "" {
+		v, err := strconv.ParseUint(mode, 8, 32)
+		if err != nil {
+			t.Fatalf("dev_mode %q: %v", mode, err)
+		}
+		perm = os.FileMode(v)
+	}
+	ents, err := os.ReadDir(dev)
+	if err != nil {
+		return // a tree without /dev
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			if err := os.Chmod(filepath.Join(dev, e.Name()), perm); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // skipUnlessAsked leaves out the upper-link collectors a scenario does not
