@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -114,7 +115,11 @@ func TestStopProcessPerPIDConsent(t *testing.T) {
 	if !running(b.Process.Pid) {
 		t.Errorf("PID %d (no) was stopped", b.Process.Pid)
 	}
-	q := "Stop PID " + strconv.Itoa(a.Process.Pid) + " (user root, 20.0 GiB on GPU 0, sleep 60)? [y/N]"
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := "Stop PID " + strconv.Itoa(a.Process.Pid) + " (user " + me.Username + ", 20.0 GiB on GPU 0, sleep 60)? [y/N]"
 	if !strings.Contains(out.String(), q) {
 		t.Errorf("question %q not asked:\n%s", q, out)
 	}
