@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -226,6 +227,13 @@ func diagnoseOptionsFrom(c *cli.Context) (diagnoseOptions, error) {
 	}
 	if o.Timeout <= 0 {
 		return o, usageErr("--timeout must be positive, got %s", o.Timeout)
+	}
+	// A path the user typed must exist; a bare name is looked up on PATH
+	// by the collector (and its absence is a finding).
+	if o.Python != "" && strings.Contains(o.Python, "/") && o.Root == "" {
+		if st, err := os.Stat(o.Python); err != nil || st.IsDir() {
+			return o, usageErr("--python %s: no such interpreter", o.Python)
+		}
 	}
 	if o.From != "" && o.Root != "" {
 		return o, usageErr("--from and --root exclude each other")

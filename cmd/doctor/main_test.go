@@ -60,6 +60,8 @@ func TestCLI(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, "", 2, "", `unknown command "frobnicate"`},
 		{"root is not a folder", []string{"--root", "/nonexistent-tree"}, "", 2, "", "not a folder"},
 		{"from and root", []string{"--from", "x", "--root", "/"}, "", 2, "", "exclude each other"},
+		{"missing interpreter", []string{"--python", "/nonexistent/bin/python", "--quick"}, "", 2, "", "no such interpreter"},
+		{"missing interpreter for verify", []string{"verify", "--python", "/nonexistent/bin/python"}, "", 2, "", "no such interpreter"},
 		{"version", []string{"--version"}, "", 0, "doctor ", ""},
 		{"help documents exit codes", []string{"--help"}, "", 0, "EXIT CODES", ""},
 	}

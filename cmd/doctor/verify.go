@@ -143,11 +143,6 @@ func verifyOptionsFrom(c *cli.Context, o diagnoseOptions) (verify.Options, error
 	if err := vo.Validate(); err != nil {
 		return vo, usageErr("%v", err)
 	}
-	if o.Python != "" {
-		if st, err := os.Stat(o.Python); strings.Contains(o.Python, "/") && (err != nil || st.IsDir()) {
-			return vo, usageErr("--python %s: no such interpreter", o.Python)
-		}
-	}
 	return vo, nil
 }
 

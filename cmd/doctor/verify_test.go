@@ -162,7 +162,7 @@ func TestDiagnoseRunsLadderUnlessQuick(t *testing.T) {
 	if r.Verification != nil {
 		t.Errorf("--quick ran the ladder: %+v", r.Verification)
 	}
-	_, out, _ = runDoctor(t, "", "--format", "json", "--python", "/nonexistent/python3")
+	_, out, _ = runDoctor(t, "", "--format", "json", "--python", "no-such-python3")
 	r = jsonReport{}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
