@@ -3,13 +3,12 @@ package checks_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	goldenpkg "github.com/tfdoctor/doctor/internal/golden"
 
 	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/host"
@@ -19,17 +18,6 @@ import (
 // The scenarios of issue 3 are recorded snapshots (host's
 // TestUpperScenarioSnapshots builds and gathers them); beside each is
 // expected.json, the findings of the upper links. -update rewrites it.
-
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 const upperDir = "../testdata/upper"
 
@@ -176,19 +164,8 @@ func TestUpperScenarios(t *testing.T) {
 			got, _ := json.MarshalIndent(goldenOf(r), "", "  ")
 			got = append(got, '\n')
 			file := filepath.Join(upperDir, sc.name, "expected.json")
-			if updateGolden() {
-				if err := os.WriteFile(file, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (-update creates it)", err)
-			}
-			if d := cmp.Diff(string(want), string(got)); d != "" {
-				t.Errorf("findings differ from %s (-want +got):\n%s", file, d)
-			}
+			goldenpkg.Check(t, file, got)
+
 		})
 	}
 }

@@ -1,17 +1,15 @@
 package fixes
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tfdoctor/doctor/internal/golden"
+
 	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/host"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // The plan as a person sees it: every edit, command, process and
 // instruction, with the sudo lines of a normal user.
@@ -44,20 +42,5 @@ func TestWritePlanGolden(t *testing.T) {
 	var b strings.Builder
 	WritePlan(&b, plans, PlanOptions{IsRoot: false, Self: "doctor", Grace: "10s"})
 	got := strings.ReplaceAll(b.String(), e.dir, "$TMP")
-	golden := filepath.Join("testdata", "plan.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("plan differs from %s (go test -update rewrites it):\n%s", golden, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "plan.golden"), []byte(got))
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tfdoctor/doctor/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -22,16 +23,6 @@ import (
 // evaluates it against expected.json beside it. Rewrite both with
 //
 //	go test ./host ./checks -run Scenario -update
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 const upperTestdata = "../testdata/upper"
 
@@ -358,7 +349,7 @@ func TestUpperScenarioSnapshots(t *testing.T) {
 			var buf bytes.Buffer
 			s.WriteJSON(&buf)
 			file := filepath.Join(upperTestdata, sc.name, "snapshot.json")
-			if updateGolden() {
+			if golden.Update() {
 				os.MkdirAll(filepath.Dir(file), 0o755)
 				if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
 					t.Fatal(err)

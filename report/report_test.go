@@ -3,32 +3,18 @@ package report_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	goldenpkg "github.com/tfdoctor/doctor/internal/golden"
 
 	"github.com/tfdoctor/doctor/host"
 	"github.com/tfdoctor/doctor/knowledge"
 	"github.com/tfdoctor/doctor/report"
 	"github.com/tfdoctor/doctor/rules"
 )
-
-// The in-package tests (verification_test.go) define -update too; one flag
-// serves both.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func update() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 func load(t *testing.T, scenario string) (*rules.Report, *host.Snapshot) {
 	t.Helper()
@@ -55,21 +41,7 @@ func identity(s *host.Snapshot) report.Identity {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if update() {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./report -update records it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s differs (-golden +now):\n%s", path, d)
-	}
+	goldenpkg.Check(t, filepath.Join("testdata", name), got)
 }
 
 var goldenScenarios = []string{"healthy-linux", "no-driver", "gpu-memory-other-process", "xid-79", "healthy-wsl2"}

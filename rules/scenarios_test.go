@@ -14,13 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	goldenpkg "github.com/tfdoctor/doctor/internal/golden"
 
 	"github.com/tfdoctor/doctor/host"
 	"github.com/tfdoctor/doctor/rules"
 )
-
-var update = flag.Bool("update", false, "rewrite the recorded snapshots and expected findings")
 
 // scenario.json: how to record a fake machine. The tree/ folder beside it is
 // the machine's files (read with --root); NVML cannot exist there, so its
@@ -192,19 +190,7 @@ func summarize(r *rules.Report) want {
 
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	wantB, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./rules -run %s -update to record it)", err, t.Name())
-	}
-	if d := cmp.Diff(string(wantB), string(got)); d != "" {
-		t.Errorf("%s differs (-recorded +now); if the change is intended, rerun with -update:\n%s", path, d)
-	}
+	goldenpkg.Check(t, path, got)
 }
 
 func snapshotJSON(t *testing.T, s *host.Snapshot) []byte {

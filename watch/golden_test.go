@@ -3,37 +3,20 @@ package watch
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	goldenpkg "github.com/tfdoctor/doctor/internal/golden"
 
 	"github.com/tfdoctor/doctor/host"
 	"github.com/tfdoctor/doctor/report"
 	"github.com/tfdoctor/doctor/rules"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./watch -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s differs (-want +got; go test ./watch -update rewrites it):\n%s", name, d)
-	}
+	goldenpkg.Check(t, filepath.Join("testdata", name), got)
 }
 
 // starved is the acceptance's second job as canned samples: small GPU

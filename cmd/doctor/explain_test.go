@@ -3,19 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/tfdoctor/doctor/internal/golden"
+
 	"github.com/tfdoctor/doctor/internal/iostreams"
 )
 
 // Golden files live with explain's other test data; rewrite them with
-// go test ./cmd/doctor -run TestExplainGolden -update-explain
-var updateExplain = flag.Bool("update-explain", false, "rewrite the golden files of doctor explain")
 
 const (
 	explainLogs   = "../../rules/testdata/explain/logs"
@@ -63,19 +62,8 @@ func TestExplainGolden(t *testing.T) {
 			}
 			got := normalize(out)
 			path := filepath.Join(explainGolden, c.name+".golden")
-			if *updateExplain {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update-explain to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (run with -update-explain after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
-			}
+			golden.Check(t, path, []byte(got))
+
 		})
 	}
 }
