@@ -156,6 +156,20 @@ def figure(out, dtype, n, reps, runs, med, lo, hi, err, placement):
     }
 
 
+def conclude(out, req, n, dtype, picks, rows, cols, got, run, sync, placement):
+    """Checks the sampled entries, times the product and records the figure:
+    the same last steps for every framework."""
+    out["checked"] = len(picks)
+    err = check_entries(rows, cols, got, picks)
+    stage(out, "time")
+    reps = calibrate(run, sync)
+    med, lo, hi = measure(run, sync, reps, req["runs"])
+    figure(out, dtype, n, reps, req["runs"], med, lo, hi, err, placement)
+    out["status"] = "pass" if out["figure"]["correct"] else "fail"
+    if not out["figure"]["correct"]:
+        out["error"] = "the matmul result differs from the CPU reference by %.3g" % err
+
+
 def probe_tensorflow(req, out, gate):
     stage(out, "import")
     t = time.perf_counter()
@@ -288,15 +302,7 @@ def probe_torch(req, out, gate):
     rows = a[ii].float().cpu().tolist()
     cols = b[:, jj].t().float().cpu().tolist()
     got = c[ii, jj].float().cpu().tolist()
-    out["checked"] = len(picks)
-    err = check_entries(rows, cols, got, picks)
-    stage(out, "time")
-    reps = calibrate(run, sync)
-    med, lo, hi = measure(run, sync, reps, req["runs"])
-    figure(out, dtype, n, reps, req["runs"], med, lo, hi, err, placement)
-    out["status"] = "pass" if out["figure"]["correct"] else "fail"
-    if not out["figure"]["correct"]:
-        out["error"] = "the matmul result differs from the CPU reference by %.3g" % err
+    conclude(out, req, n, dtype, picks, rows, cols, got, run, sync, placement)
 
 
 def probe_jax(req, out, gate):
@@ -354,15 +360,7 @@ def probe_jax(req, out, gate):
     rows = a[ii].astype(jnp.float32).tolist()
     cols = b[:, jj].T.astype(jnp.float32).tolist()
     got = c[ii, jj].astype(jnp.float32).tolist()
-    out["checked"] = len(picks)
-    err = check_entries(rows, cols, got, picks)
-    stage(out, "time")
-    reps = calibrate(run, sync)
-    med, lo, hi = measure(run, sync, reps, req["runs"])
-    figure(out, dtype, n, reps, req["runs"], med, lo, hi, err, placement)
-    out["status"] = "pass" if out["figure"]["correct"] else "fail"
-    if not out["figure"]["correct"]:
-        out["error"] = "the matmul result differs from the CPU reference by %.3g" % err
+    conclude(out, req, n, dtype, picks, rows, cols, got, run, sync, placement)
 
 
 def probe_cupy(req, out, gate):
@@ -414,15 +412,7 @@ def probe_cupy(req, out, gate):
     rows = a[ii].tolist()
     cols = b[:, jj].T.tolist()
     got = c[ii, jj].tolist()
-    out["checked"] = len(picks)
-    err = check_entries(rows, cols, got, picks)
-    stage(out, "time")
-    reps = calibrate(run, sync)
-    med, lo, hi = measure(run, sync, reps, req["runs"])
-    figure(out, dtype, n, reps, req["runs"], med, lo, hi, err, placement)
-    out["status"] = "pass" if out["figure"]["correct"] else "fail"
-    if not out["figure"]["correct"]:
-        out["error"] = "the matmul result differs from the CPU reference by %.3g" % err
+    conclude(out, req, n, dtype, picks, rows, cols, got, run, sync, placement)
 
 
 PROBES = {"tensorflow": probe_tensorflow, "torch": probe_torch, "jax": probe_jax, "cupy": probe_cupy}
