@@ -145,8 +145,10 @@ func TestRunFollowsTheProcessTree(t *testing.T) {
 	if measured > truth+0.03 || measured < 0.7*truth-0.05 {
 		t.Errorf("measured %.3f CPU seconds over the tree, the kernel counted %.3f", measured, truth)
 	}
-	// Only the subshell burns: the busiest thread is nearly all of it.
-	if d := j.CPUPercent.Mean - j.BusiestThreadPercent.Mean; d < 0 || d > 5+0.2*j.CPUPercent.Mean {
+	// Only the subshell burns: the busiest thread is nearly all of it. The
+	// thread and the process are read a moment apart, so the thread may
+	// come out a little above the whole.
+	if d := j.CPUPercent.Mean - j.BusiestThreadPercent.Mean; d < -5 || d > 5+0.2*j.CPUPercent.Mean {
 		t.Errorf("job CPU %+v, busiest thread %+v: want the busiest thread to carry the job", j.CPUPercent, j.BusiestThreadPercent)
 	}
 	if !sum.GPUs[0].UsedByJob || sum.GPUs[0].JobSamples != 4 {
