@@ -186,6 +186,9 @@ func (p *Pass) add(sev Severity, cause, title, detail string, ev Ev, fixes []Fix
 	if fixes == nil {
 		fixes = []Fix{}
 	}
+	for i := range fixes {
+		fixes[i] = Normalize(fixes[i])
+	}
 	p.findings = append(p.findings, Finding{
 		ID: p.check.ID, Check: p.check.ID, Cause: cause, Severity: sev, Link: p.check.Link,
 		Title: title, Detail: detail, Evidence: ev, Fixes: fixes,

@@ -34,7 +34,7 @@ bus. Every GPU fact doctor reports comes from here.`,
 		if st.TimedOut {
 			p.Error("driver_unresponsive", "NVML did not answer within "+fmt.Sprintf("%.0f ms", st.DurationMS),
 				"A driver that does not answer NVML queries is usually stuck on a hung or lost GPU. Look for Xid errors in the kernel log.", Ev{"collector": st},
-				Fix{ID: "reboot", Title: "Reboot the machine", Risk: RiskDangerous, Manual: true, Steps: []string{"sudo dmesg | grep -i xid", "Reboot the machine"}})
+				Fix{ID: FixReboot, Title: "Reboot the machine", Risk: RiskDangerous, Manual: true, Steps: []string{"sudo dmesg | grep -i xid", "Reboot the machine"}})
 			return
 		}
 		if n.Available {
@@ -79,14 +79,14 @@ bus. Every GPU fact doctor reports comes from here.`,
 			}
 			p.Error("driver_missing", "NVIDIA driver library libnvidia-ml.so.1 not found",
 				"The NVIDIA user-space driver is not installed (or not in the loader's path).", ev,
-				Fix{ID: "install-driver", Title: "Install the NVIDIA driver", Risk: RiskDangerous, NeedsRoot: true, Steps: distroInstallDriver(s)})
+				Fix{ID: FixInstallDriver, Title: "Install the NVIDIA driver", Risk: RiskDangerous, NeedsRoot: true, Steps: distroInstallDriver(s)})
 		case "ERROR_DRIVER_NOT_LOADED":
 			p.Error("driver_missing", "NVML: the NVIDIA kernel driver is not running", "The libraries are installed but the kernel module is not loaded.", ev)
 		case "ERROR_NO_PERMISSION":
 			p.Error("device_node_permission", "NVML: no permission to open the GPU", "This user cannot open /dev/nvidiactl or /dev/nvidia*.", ev)
 		case "ERROR_GPU_IS_LOST":
 			p.Error("gpu_hardware_xid_error", "NVML: the GPU is lost (fallen off the bus)", "The driver lost contact with the GPU (Xid 79); only a reboot brings it back.", ev,
-				Fix{ID: "reboot", Title: "Reboot the machine", Risk: RiskDangerous, Manual: true, Steps: []string{"Reboot; if it recurs, check power, cooling and seating"}})
+				Fix{ID: FixReboot, Title: "Reboot the machine", Risk: RiskDangerous, Manual: true, Steps: []string{"Reboot; if it recurs, check power, cooling and seating"}})
 		default:
 			p.Error("check_incomplete", "NVML failed: "+orUnknown(n.Error), orUnknown(n.ErrorMessage), ev)
 		}
@@ -99,7 +99,7 @@ func mismatchFixes() []Fix {
 }
 
 func windowsDriverFix() Fix {
-	return Fix{ID: "windows-driver", Title: "Install or update the NVIDIA driver on Windows, then restart WSL", Risk: RiskSafe, Manual: true,
+	return Fix{ID: FixWindowsDriver, Title: "Install or update the NVIDIA driver on Windows, then restart WSL", Risk: RiskSafe, Manual: true,
 		Steps: []string{"On Windows: install the current NVIDIA Game Ready/Studio or RTX driver from https://www.nvidia.com/Download/index.aspx (R528 or newer)",
 			"In PowerShell: wsl --update", "In PowerShell: wsl --shutdown", "Open the distribution again and rerun doctor"}}
 }
@@ -143,7 +143,7 @@ it after a few seconds and reports it.`,
 		switch {
 		case c.TimedOut || st.TimedOut:
 			p.Error("driver_unresponsive", "nvidia-smi hung and was killed", orUnknown(c.Error)+". A hung nvidia-smi means the driver is stuck, usually on a GPU that stopped answering.", ev,
-				Fix{ID: "reboot", Title: "Reboot the machine", Risk: RiskDangerous, Manual: true, Steps: []string{"sudo dmesg | grep -i -e xid -e nvrm", "Reboot the machine"}})
+				Fix{ID: FixReboot, Title: "Reboot the machine", Risk: RiskDangerous, Manual: true, Steps: []string{"sudo dmesg | grep -i -e xid -e nvrm", "Reboot the machine"}})
 		case !c.Found:
 			if s.NVML.Available {
 				p.Info("healthy", "nvidia-smi is not on PATH", "The driver works through NVML; nvidia-smi is only a convenience.", ev)
@@ -224,11 +224,11 @@ who may use the GPU. Under WSL 2 the GPU is /dev/dxg instead.`,
 		case len(missing) > 0:
 			p.Error("device_node_permission", "GPU device nodes are missing: "+strings.Join(missing, ", "),
 				"The driver is loaded but its device nodes were not created.", ev,
-				Fix{ID: "create-device-nodes", Title: "Create the device nodes", Risk: RiskSafe, NeedsRoot: true, Steps: []string{"sudo nvidia-modprobe -c=0 -u"}})
+				Fix{ID: FixCreateDeviceNodes, Title: "Create the device nodes", Risk: RiskSafe, NeedsRoot: true, Steps: []string{"sudo nvidia-modprobe -c=0 -u"}})
 		case len(denied) > 0:
 			steps := []string{"sudo usermod -aG " + orDefault(group, "video") + " " + orDefault(s.Platform.User, "$USER"), "Log out and in again (group membership applies to new sessions)"}
 			p.Error("device_node_permission", "This user cannot open the GPU device nodes", strings.Join(denied, ", "), ev,
-				Fix{ID: "device-group", Title: "Add the user to the device's group", Risk: RiskModerate, NeedsRoot: true, Steps: steps, Params: map[string]string{"group": orDefault(group, "video"), "user": s.Platform.User}})
+				Fix{ID: FixDeviceGroup, Title: "Add the user to the device's group", Risk: RiskModerate, NeedsRoot: true, Steps: steps, Params: map[string]string{"group": orDefault(group, "video"), "user": s.Platform.User}})
 		default:
 			p.OK(fmt.Sprintf("%s and /dev/nvidiactl usable", plural(len(nodes), "GPU node", "GPU nodes")))
 		}
@@ -277,7 +277,7 @@ loader's path (/etc/ld.so.conf.d/ld.wsl.conf).`,
 			p.Error("wsl_linux_driver_installed_inside_wsl", "A Linux NVIDIA driver is installed inside WSL 2",
 				"Its libraries shadow the Windows driver's libcuda stub in /usr/lib/wsl/lib, so CUDA fails. NVIDIA: do not install any Linux display driver in WSL.",
 				Ev{"linux_driver_files": files, "driver_packages": s.Modules.Packages},
-				Fix{ID: "wsl-remove-linux-driver", Title: "Remove the Linux driver from WSL", Risk: RiskModerate, NeedsRoot: true, Steps: steps, Params: params})
+				Fix{ID: FixWSLRemoveLinuxDriver, Title: "Remove the Linux driver from WSL", Risk: RiskModerate, NeedsRoot: true, Steps: steps, Params: params})
 		}
 		switch {
 		case !w.LibCUDA:
@@ -288,7 +288,7 @@ loader's path (/etc/ld.so.conf.d/ld.wsl.conf).`,
 			p.Warn("wsl_libcuda_not_found", "/usr/lib/wsl/lib is not in the loader's path",
 				"No file in /etc/ld.so.conf.d names /usr/lib/wsl/lib, so programs that dlopen libcuda.so.1 through the loader cache may not find it.",
 				Ev{"ld_conf": false},
-				Fix{ID: "wsl-ldconf", Title: "Add /usr/lib/wsl/lib to the loader's path", Risk: RiskSafe, NeedsRoot: true,
+				Fix{ID: FixWSLLdConf, Title: "Add /usr/lib/wsl/lib to the loader's path", Risk: RiskSafe, NeedsRoot: true,
 					Steps: []string{"echo /usr/lib/wsl/lib | sudo tee /etc/ld.so.conf.d/ld.wsl.conf", "sudo ldconfig"}})
 		default:
 			if len(p.findings) == 0 {

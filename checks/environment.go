@@ -113,7 +113,7 @@ and it stays in a shell rc file or conda env.`,
 				gpus = []host.GPU{}
 			}
 		}
-		fix := Fix{ID: "unset-cuda-visible-devices", Title: "Stop hiding the GPU", Risk: RiskSafe,
+		fix := Fix{ID: FixUnsetCUDAVisibleDevices, Title: "Stop hiding the GPU", Risk: RiskSafe,
 			Steps: []string{"unset CUDA_VISIBLE_DEVICES   # in this shell", "Remove the line that sets it (doctor --fix finds it in shell rc files, conda env vars and /etc/environment)"}}
 		if nv, ok := env(s, "NVIDIA_VISIBLE_DEVICES"); ok && s.Platform.Container != "" {
 			switch strings.ToLower(strings.TrimSpace(nv)) {
@@ -121,7 +121,7 @@ and it stays in a shell rc file or conda env.`,
 				p.Error("cuda_visible_devices_hides_gpu", "NVIDIA_VISIBLE_DEVICES="+strconv.Quote(nv)+" gives this container no GPU",
 					"The NVIDIA container runtime passes no GPU when NVIDIA_VISIBLE_DEVICES is void, none or empty.",
 					Ev{"NVIDIA_VISIBLE_DEVICES": nv},
-					Fix{ID: "container-gpus", Title: "Start the container with a GPU", Risk: RiskSafe, Manual: true, Steps: []string{"docker run --gpus all ... (or -e NVIDIA_VISIBLE_DEVICES=all)"}})
+					Fix{ID: FixContainerGPUs, Title: "Start the container with a GPU", Risk: RiskSafe, Manual: true, Steps: []string{"docker run --gpus all ... (or -e NVIDIA_VISIBLE_DEVICES=all)"}})
 			}
 		}
 		val, set := env(s, "CUDA_VISIBLE_DEVICES")
@@ -178,7 +178,7 @@ mode; doctor never does.`,
 			case "Prohibited":
 				p.Error("compute_mode_prohibited", fmt.Sprintf("GPU %d is in Prohibited compute mode", g.Index),
 					"No process may create a CUDA context on it.", ev,
-					Fix{ID: "ask-admin-compute-mode", Title: "Ask the administrator to set the Default compute mode", Risk: RiskSafe, Manual: true,
+					Fix{ID: FixAskAdminComputeMode, Title: "Ask the administrator to set the Default compute mode", Risk: RiskSafe, Manual: true,
 						Steps: []string{fmt.Sprintf("Administrator: sudo nvidia-smi -i %d -c DEFAULT", g.Index), "Or use another GPU: export CUDA_VISIBLE_DEVICES=<index of a free GPU>"}}).ID = id
 			case "Exclusive_Process", "Exclusive_Thread":
 				if len(others) > 0 {
@@ -188,7 +188,7 @@ mode; doctor never does.`,
 					}
 					p.Error("compute_mode_prohibited", fmt.Sprintf("GPU %d is in %s mode and held by %s", g.Index, g.ComputeMode, strings.Join(pids, ", ")),
 						"Only one process may use this GPU at a time; a new one fails with 'all CUDA-capable devices are busy or unavailable'.", ev,
-						Fix{ID: "use-free-gpu", Title: "Use a free GPU, or wait for the job", Risk: RiskSafe, Manual: true,
+						Fix{ID: FixUseFreeGPU, Title: "Use a free GPU, or wait for the job", Risk: RiskSafe, Manual: true,
 							Steps: []string{"nvidia-smi   # find a GPU with no process", "export CUDA_VISIBLE_DEVICES=<that index>", "On a cluster: request the GPU through the scheduler instead of using a busy one"}}).ID = id
 				} else {
 					notes = append(notes, fmt.Sprintf("GPU %d %s (free)", g.Index, g.ComputeMode))
@@ -244,12 +244,12 @@ differ.`,
 			case g.MIG.Current && g.MIG.Devices == 0:
 				p.Error("mig_misconfigured", fmt.Sprintf("GPU %d has MIG enabled but no MIG instance", g.Index),
 					"CUDA sees only MIG instances; with none created, this GPU is invisible to TensorFlow.", ev,
-					Fix{ID: "ask-admin-mig", Title: "Create a MIG instance or disable MIG (administrator)", Risk: RiskModerate, Manual: true,
+					Fix{ID: FixAskAdminMIG, Title: "Create a MIG instance or disable MIG (administrator)", Risk: RiskModerate, Manual: true,
 						Steps: []string{fmt.Sprintf("Administrator: sudo nvidia-smi mig -i %d -cgi <profile> -C", g.Index), fmt.Sprintf("Or disable MIG: sudo nvidia-smi -i %d -mig 0 (needs the GPU idle and a reset)", g.Index)}}).ID = id
 			case g.MIG.Current != g.MIG.Pending:
 				p.Warn("mig_misconfigured", fmt.Sprintf("GPU %d: MIG mode change pending until a GPU reset", g.Index),
 					"The requested MIG mode applies only after the GPU is reset or the machine rebooted.", ev,
-					Fix{ID: "reboot", Title: "Reboot (doctor never resets a GPU)", Risk: RiskDangerous, Manual: true, Steps: []string{"Reboot the machine when the GPU is idle"}}).ID = id
+					Fix{ID: FixReboot, Title: "Reboot (doctor never resets a GPU)", Risk: RiskDangerous, Manual: true, Steps: []string{"Reboot the machine when the GPU is idle"}}).ID = id
 			}
 		}
 		if len(p.findings) == 0 {
@@ -296,12 +296,12 @@ memory. Under WSL 2 the driver lists no processes; only the totals are known.`,
 			ev := Ev{"gpu": g.Index, "memory_total_mib": total, "memory_used_mib": used, "processes": procs}
 			var fixes []Fix
 			for _, o := range others {
-				fixes = append(fixes, Fix{ID: "stop-gpu-process", Title: fmt.Sprintf("Stop PID %d (%s)", o.PID, shortCmd(o.Command)), Risk: RiskDangerous,
+				fixes = append(fixes, Fix{ID: FixStopGPUProcess, Title: fmt.Sprintf("Stop PID %d (%s)", o.PID, shortCmd(o.Command)), Risk: RiskDangerous,
 					Steps:  []string{fmt.Sprintf("kill %d   # SIGTERM, then SIGKILL after a grace period", o.PID)},
 					Params: map[string]string{"pid": strconv.Itoa(o.PID), "user": o.User, "command": o.Command, "gpu": strconv.Itoa(g.Index)}})
 			}
 			if len(others) > 0 {
-				fixes = append(fixes, Fix{ID: "tf-allow-growth", Title: "Let TensorFlow allocate GPU memory as needed instead of all at start", Risk: RiskSafe,
+				fixes = append(fixes, Fix{ID: FixTFAllowGrowth, Title: "Let TensorFlow allocate GPU memory as needed instead of all at start", Risk: RiskSafe,
 					Steps: []string{"export TF_FORCE_GPU_ALLOW_GROWTH=true   # doctor --fix writes it to the environment's activate.d"}})
 			}
 			switch {
@@ -358,7 +358,7 @@ and the home folder.`,
 			}
 			free := d.FreeBytes
 			ev := Ev{"path": d.Path, "free_bytes": free, "total_bytes": d.TotalBytes}
-			fix := Fix{ID: "free-disk", Title: "Free space on " + d.Path, Risk: RiskSafe, Manual: true,
+			fix := Fix{ID: FixFreeDisk, Title: "Free space on " + d.Path, Risk: RiskSafe, Manual: true,
 				Steps: []string{"python -m pip cache purge", "conda clean --all   # if conda is used", "du -xh --max-depth=2 " + d.Path + " | sort -h | tail"}}
 			id := p.check.ID + ":" + d.Path
 			gb := float64(free) / (1 << 30)

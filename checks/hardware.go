@@ -71,7 +71,8 @@ Xids are logged on the Windows side.`,
 			a := byCode[c]
 			ev := Ev{"xid": c, "count": a.count, "pci": a.last.PCI, "kind": a.x.Kind, "last_line": a.last.Text}
 			title := fmt.Sprintf("Xid %d (%s) on %s, %s", c, a.x.Name, a.last.PCI, plural(a.count, "time", "times"))
-			fix := Fix{ID: fmt.Sprintf("xid-%d", c), Title: "Act on Xid " + fmt.Sprint(c), Risk: RiskSafe, Manual: true, Steps: []string{a.x.Action}}
+			fix := Fix{ID: FixXidAction, Title: "Act on Xid " + fmt.Sprint(c), Risk: RiskSafe, Manual: true, Steps: []string{a.x.Action},
+				Params: map[string]string{"xid": fmt.Sprint(c)}}
 			var f *Finding
 			switch {
 			case a.x.Serious():
@@ -114,7 +115,7 @@ only; consumer GPUs have no ECC.`,
 				"aggregate_uncorrected": e.AggregateUncorrected, "retired_pages_dbe": e.RetiredPagesDBE,
 				"retirement_pending": e.RetirementPending, "remapped_uncorrectable": e.RemappedUncorrectable,
 				"remap_pending": e.RemapPending, "remap_failure": e.RemapFailure}
-			reset := Fix{ID: "gpu-drain-and-reboot", Title: "Drain the GPU and reboot (or have the administrator reset it)", Risk: RiskDangerous, Manual: true,
+			reset := Fix{ID: FixGPUDrainAndReboot, Title: "Drain the GPU and reboot (or have the administrator reset it)", Risk: RiskDangerous, Manual: true,
 				Steps: []string{"Stop the jobs on GPU " + fmt.Sprint(g.Index), "Reboot the machine (doctor never resets a GPU)", "If errors return, open a hardware ticket with this report"}}
 			id := fmt.Sprintf("%s/gpu%d", p.check.ID, g.Index)
 			switch {
@@ -165,7 +166,7 @@ idle is normal power saving; under load it is a degradation too.`,
 			}
 			ev := Ev{"gpu": g.Index, "current_width": l.CurrentWidth, "max_width": l.MaxWidth, "current_gen": l.CurrentGen, "max_gen": l.MaxGen}
 			id := fmt.Sprintf("%s/gpu%d", p.check.ID, g.Index)
-			fix := Fix{ID: "pcie-reseat", Title: "Check how the GPU is seated", Risk: RiskSafe, Manual: true,
+			fix := Fix{ID: FixPCIeReseat, Title: "Check how the GPU is seated", Risk: RiskSafe, Manual: true,
 				Steps: []string{"Power off; reseat the GPU in a x16 slot wired for x16 (not through a x1/x4 riser)", "Check the BIOS PCIe settings for the slot"}}
 			busy := g.Utilization != nil && g.Utilization.GPU >= 50
 			switch {

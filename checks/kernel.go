@@ -34,7 +34,7 @@ rebuilt, then the machine rebooted.`,
 			return
 		}
 		ev := Ev{"nouveau_loaded": loaded, "gpus_bound_to_nouveau": bound, "nvidia_loaded": s.Modules.Loaded["nvidia"], "nouveau_blacklisted": s.Modules.NouveauBlacklisted}
-		fix := Fix{ID: "blacklist-nouveau", Title: "Blacklist nouveau and rebuild the initramfs", Risk: RiskModerate, NeedsRoot: true,
+		fix := Fix{ID: FixBlacklistNouveau, Title: "Blacklist nouveau and rebuild the initramfs", Risk: RiskModerate, NeedsRoot: true,
 			Steps: []string{
 				"Write /etc/modprobe.d/blacklist-nouveau.conf with: blacklist nouveau / options nouveau modeset=0",
 				initramfsCommand(s.Platform.DistroID),
@@ -121,7 +121,7 @@ driver serves the GPU.`,
 			ev["kernel_log"] = sigLines
 			p.Error("secure_boot_unsigned_module", "Secure Boot refuses the unsigned NVIDIA kernel module",
 				"The module exists for this kernel but the kernel will not load it without a signature it trusts.", ev,
-				Fix{ID: "secure-boot-sign", Title: "Enroll a Machine Owner Key and sign the module (or turn Secure Boot off)", Risk: RiskModerate, NeedsRoot: true, Manual: true,
+				Fix{ID: FixSecureBootSign, Title: "Enroll a Machine Owner Key and sign the module (or turn Secure Boot off)", Risk: RiskModerate, NeedsRoot: true, Manual: true,
 					Steps: []string{
 						"sudo mokutil --import /var/lib/dkms/mok.pub   # choose a one-time password",
 						"Reboot; in the blue MokManager screen choose Enroll MOK and enter the password",
@@ -131,7 +131,7 @@ driver serves the GPU.`,
 		case moduleBuilt:
 			p.Error("kernel_module_not_built", "The NVIDIA kernel module exists for kernel "+kernel+" but is not loaded",
 				"modules.dep lists nvidia.ko, yet it is not loaded: loading it failed or nothing asked for it. The kernel log says why.", ev,
-				Fix{ID: "modprobe-nvidia", Title: "Load the NVIDIA module", Risk: RiskModerate, NeedsRoot: true,
+				Fix{ID: FixModprobeNvidia, Title: "Load the NVIDIA module", Risk: RiskModerate, NeedsRoot: true,
 					Steps: []string{"sudo modprobe nvidia", "sudo dmesg | grep -i -e nvrm -e nvidia   # if it fails"}})
 		case userspaceDriverPresent(s) || len(m.DKMS) > 0:
 			detail := "The NVIDIA user-space driver is installed but there is no kernel module for the running kernel " + kernel + ": usually a kernel upgrade whose DKMS build was skipped or failed (missing headers)."
@@ -139,7 +139,7 @@ driver serves the GPU.`,
 				detail += fmt.Sprintf(" DKMS has builds for: %s.", strings.Join(m.DKMS, ", "))
 			}
 			p.Error("kernel_module_not_built", "No NVIDIA kernel module for the running kernel "+kernel, detail, ev,
-				Fix{ID: "dkms-rebuild", Title: "Build the module for this kernel", Risk: RiskModerate, NeedsRoot: true,
+				Fix{ID: FixDKMSRebuild, Title: "Build the module for this kernel", Risk: RiskModerate, NeedsRoot: true,
 					Steps: []string{"sudo apt-get install -y linux-headers-" + kernel + "   # or your distribution's kernel headers", "sudo dkms autoinstall", "sudo modprobe nvidia"}})
 		default:
 			detail := "No nvidia kernel module, no NVIDIA user-space driver files and no driver packages were found."
@@ -149,7 +149,7 @@ driver serves the GPU.`,
 				detail += fmt.Sprintf(" The PCI bus shows %s.", plural(len(nvidiaPCI(s)), "NVIDIA GPU", "NVIDIA GPUs"))
 			}
 			p.Error("driver_missing", "No NVIDIA driver is installed", detail, ev,
-				Fix{ID: "install-driver", Title: "Install the NVIDIA driver", Risk: RiskDangerous, NeedsRoot: true, Steps: distroInstallDriver(s)})
+				Fix{ID: FixInstallDriver, Title: "Install the NVIDIA driver", Risk: RiskDangerous, NeedsRoot: true, Steps: distroInstallDriver(s)})
 		}
 	},
 }
@@ -181,7 +181,7 @@ nvidia-smi still works.`,
 			return
 		}
 		ev := Ev{"nvidia_uvm_loaded": s.Modules.Loaded["nvidia_uvm"], "dev_nvidia_uvm": node.Exists}
-		fix := Fix{ID: "load-nvidia-uvm", Title: "Load nvidia_uvm and create its device node", Risk: RiskSafe, NeedsRoot: true,
+		fix := Fix{ID: FixLoadNvidiaUVM, Title: "Load nvidia_uvm and create its device node", Risk: RiskSafe, NeedsRoot: true,
 			Steps: []string{"sudo modprobe nvidia-uvm", "sudo nvidia-modprobe -u -c=0"}}
 		switch {
 		case !s.Modules.Loaded["nvidia_uvm"] && s.Platform.Container != "":

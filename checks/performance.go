@@ -48,7 +48,7 @@ that make training several times slower.`,
 			ev := Ev{"gpu": g.Index, "reasons": g.ThrottleReasons, "temperature_c": g.TemperatureC}
 			p.Warn("gpu_throttled", fmt.Sprintf("GPU %d is throttled: %s", g.Index, strings.Join(why, "; ")),
 				"The GPU runs below its rated clocks; work takes longer.", ev,
-				Fix{ID: "check-cooling", Title: "Check cooling and power", Risk: RiskSafe, Manual: true,
+				Fix{ID: FixCheckCooling, Title: "Check cooling and power", Risk: RiskSafe, Manual: true,
 					Steps: []string{"nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER", "Check fans, airflow and the power cables; clean dust filters"}}).ID = fmt.Sprintf("%s/gpu%d", p.check.ID, g.Index)
 		}
 		if !seen {

@@ -27,7 +27,7 @@ never sees a GPU, whatever is installed inside it.`,
 			p.Error("wsl1_no_gpu", "This distribution runs under WSL 1, which has no GPU support",
 				"WSL 1 translates Linux system calls and has no GPU passthrough; CUDA needs WSL 2.",
 				Ev{"kernel": p.Snap.Platform.Kernel, "wsl_version": 1},
-				Fix{ID: "wsl-set-version-2", Title: "Convert the distribution to WSL 2 (on Windows)", Risk: RiskModerate, Manual: true,
+				Fix{ID: FixWSLSetVersion2, Title: "Convert the distribution to WSL 2 (on Windows)", Risk: RiskModerate, Manual: true,
 					Steps: []string{"In Windows PowerShell: wsl --set-version " + distro + " 2", "wsl --set-default-version 2", "Then open the distribution again and rerun doctor"}})
 		default:
 			p.OK(fmt.Sprintf("%s on WSL 2 (kernel %s)", orUnknown(p.Snap.Platform.Distro), orUnknown(w.Kernel)))
@@ -62,7 +62,7 @@ driver and PCI bus, so a container that sees an NVIDIA GPU there but has no
 			return
 		}
 		ev := Ev{"container": s.Platform.Container, "hints": s.Platform.ContainerHints, "dev_nvidia_nodes": 0}
-		fix := Fix{ID: "container-gpus", Title: "Start the container with GPU access", Risk: RiskSafe, Manual: true,
+		fix := Fix{ID: FixContainerGPUs, Title: "Start the container with GPU access", Risk: RiskSafe, Manual: true,
 			Steps: containerSteps(s.Platform.Container)}
 		hostDriver := s.Modules.KernelDriverVersion != "" || len(nvidiaPCI(s)) > 0
 		if hostDriver {

@@ -1,8 +1,9 @@
 // Package fixes turns findings into repairs that are safe to run on a
 // person's machine, following the fix safety rules of DESIGN.md.
 //
-// A fix ID (checks/fixids.go) maps to a planner. A planner inspects the
-// machine — files under a root folder, the user's home and environment, all
+// A fix ID (from the one fix catalog, checks/catalog.go, which also holds
+// its least risk, needs-root and parameters) maps to a planner. A planner
+// inspects the machine — files under a root folder, the user's home and environment, all
 // injected through a Machine so tests use temporary homes, conda prefixes and
 // --root trees — and produces a Plan: a list of Steps that are plain data.
 //

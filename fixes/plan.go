@@ -113,90 +113,47 @@ func (p *Plan) add(s Step) {
 
 func (p *Plan) param(k string) string { return p.fix.Params[k] }
 
-// planner knows how to apply one fix ID.
-type planner struct {
-	// risk is the least risk the fix carries, whatever a finding says.
-	risk      checks.Risk
-	needsRoot bool
-	plan      func(m *Machine, p *Plan)
+// planners maps every fix ID doctor can apply to the function that plans
+// it here. What is true of the fix everywhere (its title, least risk,
+// needs-root, parameters) is in the one fix catalog, checks.LookupFix.
+var planners = map[string]func(m *Machine, p *Plan){
+	checks.FixUnsetCUDAVisibleDevices: planUnsetCUDAVisibleDevices,
+	checks.FixLDLibraryPath:           planLDLibraryPath,
+	checks.FixTFAllowGrowth:           planTFAllowGrowth,
+	checks.FixXLACudaDataDir:          planXLACudaDataDir,
+	checks.FixPipInstallTensorFlow:    planPipInstall,
+	checks.FixPipUninstall:            planPipUninstall,
+	checks.FixIpykernelInstall:        planIpykernel,
+	checks.FixCondaReinstall:          planCondaReinstall,
+	checks.FixStopGPUProcess:          planStopProcess,
+	checks.FixBlacklistNouveau:        planBlacklistNouveau,
+	checks.FixLoadNvidiaUVM:           planLoadUVM,
+	checks.FixCreateDeviceNodes:       planDeviceNodes,
+	checks.FixModprobeNvidia:          planModprobeNvidia,
+	checks.FixDeviceGroup:             planDeviceGroup,
+	checks.FixDKMSRebuild:             planDKMSRebuild,
+	checks.FixInstallDriver:           planInstallDriver,
+	checks.FixWSLRemoveLinuxDriver:    planWSLRemoveDriver,
+	checks.FixWSLLdConf:               planWSLLdConf,
 }
 
-// planners maps every fix ID doctor can apply to its planner.
-var planners = map[string]planner{
-	checks.FixUnsetCUDAVisibleDevices: {risk: checks.RiskSafe, plan: planUnsetCUDAVisibleDevices},
-	checks.FixLDLibraryPath:           {risk: checks.RiskModerate, plan: planLDLibraryPath},
-	checks.FixTFAllowGrowth:           {risk: checks.RiskSafe, plan: planTFAllowGrowth},
-	checks.FixXLACudaDataDir:          {risk: checks.RiskSafe, plan: planXLACudaDataDir},
-	checks.FixPipInstallTensorFlow:    {risk: checks.RiskModerate, plan: planPipInstall},
-	checks.FixPipUninstall:            {risk: checks.RiskModerate, plan: planPipUninstall},
-	checks.FixIpykernelInstall:        {risk: checks.RiskSafe, plan: planIpykernel},
-	checks.FixCondaReinstall:          {risk: checks.RiskModerate, plan: planCondaReinstall},
-	checks.FixStopGPUProcess:          {risk: checks.RiskDangerous, plan: planStopProcess},
-	checks.FixBlacklistNouveau:        {risk: checks.RiskModerate, needsRoot: true, plan: planBlacklistNouveau},
-	checks.FixLoadNvidiaUVM:           {risk: checks.RiskSafe, needsRoot: true, plan: planLoadUVM},
-	checks.FixCreateDeviceNodes:       {risk: checks.RiskSafe, needsRoot: true, plan: planDeviceNodes},
-	checks.FixModprobeNvidia:          {risk: checks.RiskModerate, needsRoot: true, plan: planModprobeNvidia},
-	checks.FixDeviceGroup:             {risk: checks.RiskModerate, needsRoot: true, plan: planDeviceGroup},
-	checks.FixDKMSRebuild:             {risk: checks.RiskModerate, needsRoot: true, plan: planDKMSRebuild},
-	checks.FixInstallDriver:           {risk: checks.RiskDangerous, needsRoot: true, plan: planInstallDriver},
-	checks.FixWSLRemoveLinuxDriver:    {risk: checks.RiskModerate, needsRoot: true, plan: planWSLRemoveDriver},
-	checks.FixWSLLdConf:               {risk: checks.RiskSafe, needsRoot: true, plan: planWSLLdConf},
-}
-
-// manualIDs are fixes that are only ever printed.
-var manualIDs = []string{
-	checks.FixReboot, checks.FixWindowsDriver, checks.FixWSLSetVersion2, checks.FixContainerGPUs,
-	checks.FixSecureBootSign, checks.FixGPUDrainAndReboot, checks.FixPCIeReseat, checks.FixAskAdminComputeMode,
-	checks.FixUseFreeGPU, checks.FixAskAdminMIG, checks.FixFreeDisk, checks.FixCheckCooling,
-}
-
-// KnownIDs lists every fix ID, applicable ones first, each sorted.
+// KnownIDs lists every fix ID of the catalog, applicable ones first, each
+// sorted.
 func KnownIDs() []string {
 	var out []string
-	for id := range planners {
-		out = append(out, id)
+	for _, s := range checks.FixCatalog() {
+		out = append(out, s.ID)
 	}
-	sort.Strings(out)
-	m := append([]string{}, manualIDs...)
-	sort.Strings(m)
-	return append(out, m...)
+	return out
 }
 
 // Known reports whether id is a fix ID.
-func Known(id string) bool {
-	if _, ok := planners[id]; ok {
-		return true
-	}
-	for _, m := range manualIDs {
-		if m == id {
-			return true
-		}
-	}
-	return false
-}
+func Known(id string) bool { _, ok := checks.LookupFix(id); return ok }
 
 // CanApply reports whether doctor can apply id (it is not manual-only).
-func CanApply(id string) bool { _, ok := planners[id]; return ok }
-
-func riskRank(r checks.Risk) int {
-	switch r {
-	case checks.RiskModerate:
-		return 1
-	case checks.RiskDangerous:
-		return 2
-	}
-	return 0
-}
-
-// maxRisk returns the riskier of a and b ("" counts as safe).
-func maxRisk(a, b checks.Risk) checks.Risk {
-	if a == "" {
-		a = checks.RiskSafe
-	}
-	if riskRank(b) > riskRank(a) {
-		return b
-	}
-	return a
+func CanApply(id string) bool {
+	s, ok := checks.LookupFix(id)
+	return ok && !s.Manual && planners[id] != nil
 }
 
 // UnknownFixError is returned when a fix ID named on the command line is
@@ -282,19 +239,21 @@ func fixKey(fx checks.Fix) string {
 
 // PlanFix plans one fix for one finding (f may be nil).
 func PlanFix(m *Machine, fx checks.Fix, f *checks.Finding) *Plan {
-	p := &Plan{ID: fx.ID, Title: fx.Title, Risk: maxRisk(fx.Risk, ""), NeedsRoot: fx.NeedsRoot, fix: fx}
+	// The catalog's risk and needs-root are the least a plan carries: a
+	// finding (or the planner, on what it sees here) may raise them.
+	fx = checks.Normalize(fx)
+	p := &Plan{ID: fx.ID, Title: fx.Title, Risk: checks.MaxRisk(fx.Risk, ""), NeedsRoot: fx.NeedsRoot, fix: fx}
 	if f != nil {
 		p.Finding, p.FindingTitle = f.ID, f.Title
 	}
-	pl, ok := planners[fx.ID]
+	plan, ok := planners[fx.ID]
 	if !ok || fx.Manual {
 		p.Manual = true
 		p.Notes = append(p.Notes, fx.Steps...)
 		return p
 	}
-	p.Risk = maxRisk(fx.Risk, pl.risk)
-	p.NeedsRoot = fx.NeedsRoot || pl.needsRoot
-	pl.plan(m, p)
+	plan(m, p)
+	p.Risk = checks.MaxRisk(p.Risk, fx.Risk) // a planner raises, never lowers
 	if p.Refused == "" && p.Done == "" && len(p.Steps) == 0 && !p.Manual {
 		if len(p.Notes) > 0 {
 			p.Manual = true // only instructions are left

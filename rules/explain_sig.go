@@ -227,21 +227,6 @@ func parseLibrary(fsys fs.FS) (*library, error) {
 
 var sigIDRE = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$`)
 
-// knownFixIDs are the fix IDs of checks/fixids.go. A printed-only fix may
-// use an "advice-" ID instead.
-var knownFixIDs = map[string]bool{
-	checks.FixUnsetCUDAVisibleDevices: true, checks.FixLoadNvidiaUVM: true, checks.FixCreateDeviceNodes: true,
-	checks.FixDeviceGroup: true, checks.FixBlacklistNouveau: true, checks.FixModprobeNvidia: true,
-	checks.FixDKMSRebuild: true, checks.FixInstallDriver: true, checks.FixWSLRemoveLinuxDriver: true,
-	checks.FixWSLLdConf: true, checks.FixStopGPUProcess: true, checks.FixTFAllowGrowth: true,
-	checks.FixPipInstallTensorFlow: true, checks.FixPipUninstall: true, checks.FixLDLibraryPath: true,
-	checks.FixXLACudaDataDir: true, checks.FixIpykernelInstall: true, checks.FixCondaReinstall: true,
-	checks.FixReboot: true, checks.FixWindowsDriver: true, checks.FixWSLSetVersion2: true,
-	checks.FixContainerGPUs: true, checks.FixSecureBootSign: true, checks.FixGPUDrainAndReboot: true,
-	checks.FixPCIeReseat: true, checks.FixAskAdminComputeMode: true, checks.FixUseFreeGPU: true,
-	checks.FixAskAdminMIG: true, checks.FixFreeDisk: true, checks.FixCheckCooling: true,
-}
-
 var validSeverity = map[checks.Severity]bool{checks.SevError: true, checks.SevWarning: true, checks.SevInfo: true}
 
 // validate checks the library: IDs, kinds, cause labels, links, fix IDs,
@@ -283,8 +268,8 @@ func (l *library) validate() []string {
 			bad("causes.json %s: unknown link %q", label, ci.Link)
 		}
 		for _, fx := range ci.Fixes {
-			if !knownFixIDs[fx.ID] && !(fx.Manual && strings.HasPrefix(fx.ID, "advice-")) {
-				bad("causes.json %s: unknown fix ID %q (use checks/fixids.go, or a manual advice-* fix)", label, fx.ID)
+			if err := checks.CheckPrinted(fx); err != nil {
+				bad("causes.json %s: %v", label, err)
 			}
 			if fx.Title == "" || len(fx.Steps) == 0 || (fx.Risk != checks.RiskSafe && fx.Risk != checks.RiskModerate && fx.Risk != checks.RiskDangerous) {
 				bad("causes.json %s: fix %s needs a title, steps and a risk", label, fx.ID)
@@ -419,6 +404,23 @@ func (l *library) fixesOf(cause string) []checks.Fix {
 	for _, f := range ci.Fixes {
 		f.Steps = append([]string(nil), f.Steps...)
 		out = append(out, f)
+	}
+	return out
+}
+
+// ExplainFixes returns every fix explain can attach to a cause (from
+// causes.json), for the test that ties every emitted fix ID to the
+// catalog.
+func ExplainFixes() []checks.Fix {
+	l := mustLibrary()
+	labels := make([]string, 0, len(l.causes))
+	for c := range l.causes {
+		labels = append(labels, c)
+	}
+	sort.Strings(labels)
+	var out []checks.Fix
+	for _, c := range labels {
+		out = append(out, l.fixesOf(c)...)
 	}
 	return out
 }

@@ -90,9 +90,20 @@ func TestLibraryRejectsBadSignatures(t *testing.T) {
 	if _, err := parseLibrary(fsys); err != nil {
 		t.Errorf("rejected a good signature: %v", err)
 	}
-	fsys["signatures/causes.json"] = &fstest.MapFile{Data: []byte(`{"source": "s", "causes": {"disk_full": {"link": "environment", "fixes": [{"id": "rm-rf", "title": "t", "risk": "safe", "steps": ["x"]}]}}}`)}
-	if _, err := parseLibrary(fsys); err == nil || !strings.Contains(err.Error(), "unknown fix ID") {
-		t.Errorf("an unknown fix ID was accepted: %v", err)
+	// Fixes come from the one catalog: an ID it lacks (the old
+	// advice-* IDs too), a risk below its least risk, a needs-root fix
+	// without needs_root are each refused.
+	for _, c := range []struct{ fix, want string }{
+		{`{"id": "rm-rf", "title": "t", "risk": "safe", "steps": ["x"]}`, "not in the fix catalog"},
+		{`{"id": "advice-use-wsl2", "title": "t", "risk": "safe", "manual": true, "steps": ["x"]}`, "not in the fix catalog"},
+		{`{"id": "pip-install-tensorflow", "title": "t", "risk": "safe", "steps": ["x"]}`, "below the catalog's"},
+		{`{"id": "install-driver", "title": "t", "risk": "dangerous", "steps": ["x"]}`, "needs root"},
+		{`{"id": "reboot", "title": "t", "risk": "dangerous", "steps": ["x"]}`, "printed only"},
+	} {
+		fsys["signatures/causes.json"] = &fstest.MapFile{Data: []byte(`{"source": "s", "causes": {"disk_full": {"link": "environment", "fixes": [` + c.fix + `]}}}`)}
+		if _, err := parseLibrary(fsys); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want an error with %q, got %v", c.fix, c.want, err)
+		}
 	}
 }
 

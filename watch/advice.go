@@ -7,19 +7,20 @@ import (
 	"github.com/tfdoctor/doctor/checks"
 )
 
-// Fix IDs of the TensorFlow advice. They are printed only (Manual): the
-// change belongs in the user's training code.
+// Fix IDs of the TensorFlow advice, from the one fix catalog. They are
+// printed only (Manual): the change belongs in the user's training code.
 const (
-	FixRunDoctor          = "run-doctor"
-	FixTFDataParallelMap  = "tf-data-parallel-map"
-	FixTFDataPrefetch     = "tf-data-prefetch"
-	FixTFDataCache        = "tf-data-cache"
-	FixTFLargerBatch      = "tf-larger-batch"
-	FixTFMixedPrecision   = "tf-mixed-precision"
-	FixTFXLA              = "tf-xla-jit-compile"
-	FixTFMemoryGrowth     = "tf-memory-growth"
-	mixedPrecisionMinimum = 7.0 // tensor cores: Volta (7.0) and newer
+	FixRunDoctor         = checks.FixRunDoctor
+	FixTFDataParallelMap = checks.FixTFDataParallelMap
+	FixTFDataPrefetch    = checks.FixTFDataPrefetch
+	FixTFDataCache       = checks.FixTFDataCache
+	FixTFLargerBatch     = checks.FixTFLargerBatch
+	FixTFMixedPrecision  = checks.FixTFMixedPrecision
+	FixTFXLA             = checks.FixTFXLA
+	FixTFMemoryGrowth    = checks.FixTFMemoryGrowth
 )
+
+const mixedPrecisionMinimum = 7.0 // tensor cores: Volta (7.0) and newer
 
 // advice builds a printed-only fix whose steps say why and when it applies,
 // then the code.

@@ -96,6 +96,9 @@ func (a *analysis) add(id, cause string, sev checks.Severity, link checks.Link, 
 	if fixes == nil {
 		fixes = []checks.Fix{}
 	}
+	for i := range fixes {
+		fixes[i] = checks.Normalize(fixes[i])
+	}
 	a.out = append(a.out, checks.Finding{ID: id, Check: strings.SplitN(id, "/", 2)[0], Cause: cause, Severity: sev, Link: link,
 		Title: title, Detail: detail, Evidence: ev, Fixes: fixes})
 }

@@ -428,6 +428,9 @@ func TestAnalyze(t *testing.T) {
 					if fx.ID == "" || fx.Title == "" || len(fx.Steps) == 0 {
 						t.Errorf("%s: fix %+v incomplete", f.ID, fx)
 					}
+					if err := checks.CheckFix(fx); err != nil {
+						t.Errorf("%s: %v", f.ID, err) // the one fix catalog
+					}
 				}
 			}
 		})
