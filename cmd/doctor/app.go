@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tfdoctor/doctor/fixes"
 	"github.com/tfdoctor/doctor/host"
 	"github.com/tfdoctor/doctor/internal/iostreams"
 )
@@ -75,9 +76,16 @@ ENVIRONMENT:
 // Main runs doctor with args (args[0] is the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, ios *iostreams.IOStreams) int {
-	app := newApp(ios)
-	err := app.RunContext(ctx, args)
-	return resolveExit(err, ios)
+	return resolveExit(runApp(ctx, newApp(ios), args), ios)
+}
+
+// runApp runs app on args put in the canonical order (argv.go).
+func runApp(ctx context.Context, app *cli.App, args []string) error {
+	args, err := normalizeArgs(app, args)
+	if err != nil {
+		return err
+	}
+	return app.RunContext(ctx, args)
 }
 
 func resolveExit(err error, ios *iostreams.IOStreams) int {
@@ -143,6 +151,7 @@ the lowest broken link as the root cause, with the evidence and the exact fix.
 			&cli.BoolFlag{Name: "fix", Usage: "repair what can be repaired: show the plan, ask, apply, verify"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --fix: accept safe and moderate fixes without asking (never dangerous ones)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "with --fix: print the plan only"},
+			&cli.DurationFlag{Name: "grace", Value: fixes.DefaultGrace, Usage: "with --fix: time a stopped process gets between SIGTERM and SIGKILL"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -155,10 +164,8 @@ the lowest broken link as the root cause, with the evidence and the exact fix.
 			if c.Bool("fix") {
 				return runFixFromFlags(c, opts, ios)
 			}
-			for _, f := range []string{"yes", "dry-run"} {
-				if c.Bool(f) {
-					return usageErr("--%s goes with --fix (or doctor fix)", f)
-				}
+			if err := fixFlagsNeedFix(c); err != nil {
+				return err
 			}
 			return runDiagnose(c.Context, opts, ios)
 		},
@@ -180,6 +187,16 @@ the lowest broken link as the root cause, with the evidence and the exact fix.
 		cmd.OnUsageError = app.OnUsageError
 	}
 	return app
+}
+
+// fixFlagsNeedFix refuses --yes, --dry-run and --grace without --fix.
+func fixFlagsNeedFix(c *cli.Context) error {
+	for _, f := range []string{"yes", "dry-run", "grace"} {
+		if c.IsSet(f) {
+			return usageErr("--%s goes with --fix (or doctor fix)", f)
+		}
+	}
+	return nil
 }
 
 // diagnoseOptions are the options of a diagnosis, parsed from flags.

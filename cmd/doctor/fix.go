@@ -82,70 +82,47 @@ Fix IDs: ` + strings.Join(fixes.KnownIDs(), ", "),
 		Flags: append(commonFlags(), fixFlags()...),
 	}
 	cmd.Action = func(c *cli.Context) error {
-		ids, err := flagsAfterArgs(c, cmd.Flags)
+		fo, err := fixOptionsFrom(c)
 		if err != nil {
 			return err
-		}
-		o, err := diagnoseOptionsFrom(c)
-		if err != nil {
-			return err
-		}
-		fo := fixOptions{diag: o, Names: splitIDs(ids), Yes: c.Bool("yes"), DryRun: c.Bool("dry-run"), Undo: c.Bool("undo"), Grace: c.Duration("grace")}
-		if fo.Undo && (len(fo.Names) > 0 || fo.Yes || fo.DryRun) {
-			return usageErr("fix --undo takes no fix IDs, --yes or --dry-run")
 		}
 		return runFix(c.Context, fo, ios)
 	}
 	return cmd
 }
 
-// flagsAfterArgs applies the flags that follow the fix IDs
-// ("doctor fix stop-gpu-process --grace 5s"): urfave/cli v2 stops parsing
-// flags at the first argument. It returns the IDs.
-func flagsAfterArgs(c *cli.Context, flags []cli.Flag) ([]string, error) {
-	args := c.Args().Slice()
-	var ids []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			ids = append(ids, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			ids = append(ids, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		var f cli.Flag
-		for _, fl := range flags {
-			for _, n := range fl.Names() {
-				if n == name {
-					f = fl
-				}
-			}
-		}
-		if f == nil {
-			return nil, usageErr("fix: unknown flag %s", a)
-		}
-		if _, isBool := f.(*cli.BoolFlag); isBool && !hasValue {
-			value = "true"
-		} else if !hasValue {
-			if i+1 >= len(args) {
-				return nil, usageErr("fix: flag %s needs a value", a)
-			}
-			i++
-			value = args[i]
-		}
-		if err := c.Set(f.Names()[0], value); err != nil {
-			return nil, usageErr("fix: %s: %v", a, err)
-		}
+// fixOptionsFrom parses `doctor fix [FIX-ID...]`.
+func fixOptionsFrom(c *cli.Context) (fixOptions, error) {
+	o, err := diagnoseOptionsFrom(c)
+	if err != nil {
+		return fixOptions{}, err
 	}
-	return ids, nil
+	fo := fixOptions{diag: o, Names: splitIDs(c.Args().Slice()), Yes: c.Bool("yes"), DryRun: c.Bool("dry-run"), Undo: c.Bool("undo"), Grace: c.Duration("grace")}
+	if fo.Undo && (len(fo.Names) > 0 || fo.Yes || fo.DryRun) {
+		return fo, usageErr("fix --undo takes no fix IDs, --yes or --dry-run")
+	}
+	if fo.Grace <= 0 {
+		return fo, usageErr("--grace must be positive, got %s", fo.Grace)
+	}
+	return fo, nil
+}
+
+// fixFlagsOptionsFrom parses `doctor --fix`.
+func fixFlagsOptionsFrom(c *cli.Context, o diagnoseOptions) (fixOptions, error) {
+	fo := fixOptions{diag: o, Yes: c.Bool("yes"), DryRun: c.Bool("dry-run"), Grace: c.Duration("grace")}
+	if fo.Grace <= 0 {
+		return fo, usageErr("--grace must be positive, got %s", fo.Grace)
+	}
+	return fo, nil
 }
 
 // runFixFromFlags is `doctor --fix`.
 func runFixFromFlags(c *cli.Context, o diagnoseOptions, ios *iostreams.IOStreams) error {
-	return runFix(c.Context, fixOptions{diag: o, Yes: c.Bool("yes"), DryRun: c.Bool("dry-run"), Grace: fixes.DefaultGrace}, ios)
+	fo, err := fixFlagsOptionsFrom(c, o)
+	if err != nil {
+		return err
+	}
+	return runFix(c.Context, fo, ios)
 }
 
 func runFix(ctx context.Context, fo fixOptions, ios *iostreams.IOStreams) error {

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// The one rule for flag positions: a flag a command accepts may be written
+// anywhere on its command line — before or after the command's name, before
+// or after its positional arguments — and means the same as in the
+// canonical form
+//
+//	doctor [COMMAND...] [FLAGS...] [ARGS...]
+//
+// urfave/cli v2 parses only that canonical form (it stops at the first
+// positional argument, and a flag before a subcommand's name belongs to the
+// parent), so normalizeArgs rewrites argv into it before urfave sees it:
+//
+//   - A flag keeps its value: "--python /x", "-o FILE", "--pid -5" move as a
+//     pair (the flag's definition says whether it takes one).
+//   - "--" ends the flags; what follows is positional, in its order.
+//   - "-" alone is positional (standard input for explain and --from's value).
+//   - A flag written before a subcommand's name moves after it when the
+//     subcommand accepts it; when it does not, that is a usage error (a
+//     flag silently ignored is worse than a refusal).
+//   - --version anywhere prints the version; --help/-h stays with the
+//     command it follows.
+
+// flagSpec is what the normaliser needs to know about a flag.
+type flagSpec struct {
+	takesValue bool
+}
+
+func flagIndex(flags []cli.Flag) map[string]flagSpec {
+	idx := map[string]flagSpec{
+		"help": {}, "h": {}, // added to every command by urfave
+	}
+	for _, f := range flags {
+		tv := false
+		if v, ok := f.(interface{ TakesValue() bool }); ok {
+			tv = v.TakesValue()
+		}
+		for _, n := range f.Names() {
+			idx[n] = flagSpec{takesValue: tv}
+		}
+	}
+	return idx
+}
+
+// allFlags indexes every flag of cmds and their subcommands: how a flag
+// unknown where it is written is parsed, so that "doctor --size 64 verify"
+// moves --size and its value together.
+func allFlags(cmds []*cli.Command, into map[string]flagSpec) {
+	for _, c := range cmds {
+		for n, s := range flagIndex(c.Flags) {
+			if _, ok := into[n]; !ok {
+				into[n] = s
+			}
+		}
+		allFlags(c.Subcommands, into)
+	}
+}
+
+// flagName returns the name of a flag argument ("--format=json" → "format")
+// and whether its value is attached; ok is false for a positional argument.
+func flagName(a string) (name string, attached bool, ok bool) {
+	if len(a) < 2 || a[0] != '-' || a == "--" {
+		return "", false, false
+	}
+	s := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+	if s == "" || s[0] == '-' || s[0] == '=' {
+		return "", false, false
+	}
+	name, _, attached = strings.Cut(s, "=")
+	return name, attached, true
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// normalizeArgs rewrites args (args[0] is the program) into the canonical
+// order for app; see the rule above.
+func normalizeArgs(app *cli.App, args []string) ([]string, error) {
+	if len(args) < 2 {
+		return args, nil
+	}
+	anyFlags := map[string]flagSpec{}
+	for n, s := range flagIndex(app.Flags) {
+		anyFlags[n] = s
+	}
+	allFlags(app.Commands, anyFlags)
+
+	type level struct {
+		cmd   *cli.Command // nil: the app itself
+		flags [][]string   // each flag with its value
+	}
+	levels := []*level{{}}
+	known := flagIndex(app.Flags)
+	cmds := app.Commands
+	var pos, tail []string
+	dashdash := false
+	rest := args[1:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			dashdash, tail = true, rest[i+1:]
+			break
+		}
+		name, attached, isFlag := flagName(a)
+		if !isFlag {
+			if len(pos) == 0 {
+				if c := findCommand(cmds, a); c != nil {
+					levels = append(levels, &level{cmd: c})
+					known, cmds = flagIndex(c.Flags), c.Subcommands
+					continue
+				}
+			}
+			pos = append(pos, a)
+			continue
+		}
+		if name == "version" {
+			return []string{args[0], "--version"}, nil
+		}
+		spec, ok := known[name]
+		if !ok {
+			spec = anyFlags[name]
+		}
+		group := []string{a}
+		if spec.takesValue && !attached && i+1 < len(rest) {
+			i++
+			group = append(group, rest[i])
+		}
+		cur := levels[len(levels)-1]
+		cur.flags = append(cur.flags, group)
+	}
+
+	leaf := levels[len(levels)-1]
+	var path []string
+	for _, l := range levels[1:] {
+		path = append(path, l.cmd.Name)
+	}
+	out := []string{args[0]}
+	var moved [][]string
+	for _, l := range levels[:len(levels)-1] {
+		for _, g := range l.flags {
+			name, _, _ := flagName(g[0])
+			if _, ok := known[name]; !ok && leaf.cmd != nil {
+				return nil, usageErr("%s does not apply to doctor %s", g[0], strings.Join(path, " "))
+			}
+			moved = append(moved, g)
+		}
+		if l.cmd != nil {
+			out = append(out, l.cmd.Name)
+		}
+	}
+	if leaf.cmd != nil {
+		out = append(out, leaf.cmd.Name)
+	}
+	for _, g := range append(moved, leaf.flags...) {
+		out = append(out, g...)
+	}
+	if dashdash {
+		out = append(out, "--")
+	}
+	out = append(out, pos...)
+	return append(out, tail...), nil
+}
