@@ -213,3 +213,48 @@ func TestFixFlagsNeedFix(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotFormatsAndOutput: the snapshot is JSON only, and -o refuses a
+// folder or a missing folder before any work, with exit 2, leaving nothing
+// behind (the temporary file of an atomic write never lands in the parent).
+func TestSnapshotFormatsAndOutput(t *testing.T) {
+	tree := filepath.Join("..", "..", "testdata", "scenarios", "nouveau-loaded", "tree")
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "out")
+	os.Mkdir(folder, 0o755)
+	cases := []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"snapshot", "--root", tree, "--format", "markdown"}, 2, "snapshot writes JSON only"},
+		{[]string{"snapshot", "--root", tree, "-f", "prometheus"}, 2, "--format prometheus does not apply"},
+		{[]string{"--format", "text", "snapshot", "--root", tree}, 2, "--format text does not apply"},
+		{[]string{"snapshot", "--root", tree, "-o", folder}, 2, "it is a folder"},
+		{[]string{"snapshot", "--root", tree, "-o", folder + "/"}, 2, "it is a folder"},
+		{[]string{"snapshot", "--root", tree, "-o", filepath.Join(dir, "missing") + "/"}, 2, "cannot end in /"},
+		{[]string{"snapshot", "--root", tree, "-o", filepath.Join(dir, "nope", "s.json")}, 2, "does not exist"},
+		{[]string{"snapshot", "--root", tree, "--format", "json", "--quick"}, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, out, errOut := runDoctor(t, "", c.args...)
+			if code != c.code || !strings.Contains(errOut, c.err) {
+				t.Errorf("exit %d, want %d; stderr %q", code, c.code, errOut)
+			}
+			if c.code == 0 && !strings.Contains(out, `"schema": "doctor.snapshot/v1"`) {
+				t.Errorf("no snapshot on stdout:\n%.300s", out)
+			}
+			if c.code != 0 && out != "" {
+				t.Errorf("stdout %.300q", out)
+			}
+		})
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("left behind in %s: %v", dir, ents)
+	}
+	if ents, _ := os.ReadDir(folder); len(ents) != 0 {
+		t.Errorf("left behind in %s: %v", folder, ents)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -34,6 +35,14 @@ variables are never collected.`,
 			if o.From != "" {
 				return usageErr("snapshot reads this machine; --from does not apply")
 			}
+			// The snapshot is JSON (doctor.snapshot/v1) and nothing else.
+			if c.IsSet("format") && o.Format != "json" {
+				return usageErr("snapshot writes JSON only (doctor.snapshot/v1); --format %s does not apply (for a %s report: doctor --format %s)", o.Format, o.Format, o.Format)
+			}
+			out := c.String("output")
+			if err := checkOutputFile(out); err != nil {
+				return err
+			}
 			s, _, err := loadSnapshot(c.Context, o, ios)
 			if err != nil {
 				return err
@@ -42,15 +51,9 @@ variables are never collected.`,
 			if err := s.WriteJSON(&buf); err != nil {
 				return internalErr("encoding the snapshot: %v", err)
 			}
-			out := c.String("output")
 			if out == "" || out == "-" {
 				_, err := ios.Out.Write(buf.Bytes())
 				return err
-			}
-			if dir := filepath.Dir(out); dir != "" {
-				if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-					return usageErr("cannot write %s: folder %s does not exist", out, dir)
-				}
 			}
 			if err := atomicfile.Write(out, buf.Bytes(), 0o644); err != nil {
 				return internalErr("writing %s: %v", out, err)
@@ -58,4 +61,24 @@ variables are never collected.`,
 			return nil
 		},
 	}
+}
+
+// checkOutputFile refuses, before any work, an output path that cannot be
+// written: a folder, or a file in a folder that does not exist. ("" and "-"
+// are standard output.)
+func checkOutputFile(out string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return usageErr("cannot write %s: it is a folder (give a file name, e.g. %s)", out, filepath.Join(out, "snapshot.json"))
+	}
+	if strings.HasSuffix(out, "/") {
+		return usageErr("cannot write %s: a file name cannot end in /", out)
+	}
+	dir := filepath.Dir(out)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usageErr("cannot write %s: folder %s does not exist", out, dir)
+	}
+	return nil
 }

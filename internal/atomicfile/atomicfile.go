@@ -6,6 +6,7 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Write replaces path with data. If path exists its permission bits are
@@ -15,6 +16,11 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		path = real
 	}
 	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			// Refuse before the temporary file exists: its folder would
+			// be the folder's parent (for "/tmp", "/").
+			return &os.PathError{Op: "write", Path: path, Err: syscall.EISDIR}
+		}
 		perm = st.Mode().Perm()
 	}
 	dir := filepath.Dir(path)

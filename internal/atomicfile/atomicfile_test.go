@@ -1,8 +1,10 @@
 package atomicfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -44,5 +46,21 @@ func TestWriteThroughSymlink(t *testing.T) {
 func TestWriteIntoMissingFolderFails(t *testing.T) {
 	if err := Write("/nonexistent-folder/f", []byte("x"), 0o644); err == nil {
 		t.Error("no error")
+	}
+}
+
+// A folder as the target is refused before any temporary file is created
+// (in the folder's parent: for /tmp that would be /).
+func TestWriteOverAFolderFailsAndLeavesNothing(t *testing.T) {
+	parent := t.TempDir()
+	target := filepath.Join(parent, "sub")
+	os.Mkdir(target, 0o755)
+	err := Write(target, []byte("x"), 0o644)
+	if err == nil || !errors.Is(err, syscall.EISDIR) {
+		t.Fatalf("error %v, want EISDIR", err)
+	}
+	ents, _ := os.ReadDir(parent)
+	if len(ents) != 1 {
+		t.Errorf("left in the parent folder: %v", ents)
 	}
 }
