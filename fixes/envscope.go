@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tfdoctor/doctor/host"
 )
 
 // Setting a variable for one Python environment, in the narrowest place
@@ -39,20 +41,15 @@ type scope struct {
 }
 
 // envScope picks where a variable for the examined environment goes: the
-// finding's Params (env_kind, env_prefix) first, then the active conda env
-// or venv, else the shell rc file.
+// finding's Params (env_kind, env_prefix) first, then the examined
+// environment (examinedEnv), else the shell rc file.
 func (m *Machine) envScope(p *Plan) scope {
 	kind, prefix := p.param("env_kind"), p.param("env_prefix")
 	if prefix == "" || !filepath.IsAbs(prefix) {
 		kind, prefix = "", ""
 	}
 	if kind == "" {
-		switch {
-		case m.getenv("VIRTUAL_ENV") != "" && filepath.IsAbs(m.getenv("VIRTUAL_ENV")):
-			kind, prefix = "venv", m.getenv("VIRTUAL_ENV")
-		case m.getenv("CONDA_PREFIX") != "" && filepath.IsAbs(m.getenv("CONDA_PREFIX")):
-			kind, prefix = "conda", m.getenv("CONDA_PREFIX")
-		}
+		kind, prefix = m.examinedEnv()
 	}
 	switch kind {
 	case "conda":
@@ -66,6 +63,32 @@ func (m *Machine) envScope(p *Plan) scope {
 		}
 	}
 	return scope{kind: scopeRC, file: m.shellRC()}
+}
+
+// examinedEnv is the kind (venv, conda, system) and prefix of the
+// environment doctor examined: the snapshot's Python, else the interpreter
+// doctor's one resolver (host.ResolvePython) picks from Env, so a fix acts
+// for the same interpreter the checks and the ladder looked at.
+func (m *Machine) examinedEnv() (kind, prefix string) {
+	if m.Snap != nil && m.Snap.Python != nil && m.Snap.Python.Found && filepath.IsAbs(m.Snap.Python.Prefix) {
+		return m.Snap.Python.Kind, m.Snap.Python.Prefix
+	}
+	env := make([]string, 0, len(m.Env))
+	for k, v := range m.Env {
+		env = append(env, k+"="+v)
+	}
+	// Env paths are this machine's (not under Root): resolve on "/".
+	_, source, err := host.ResolvePython(host.Options{Environ: env})
+	if err != nil {
+		return "", ""
+	}
+	switch source {
+	case "CONDA_PREFIX":
+		return "conda", m.getenv("CONDA_PREFIX")
+	case "VIRTUAL_ENV":
+		return "venv", m.getenv("VIRTUAL_ENV")
+	}
+	return "", ""
 }
 
 func isDir(p string) bool {

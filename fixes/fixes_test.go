@@ -154,6 +154,7 @@ func TestTFAllowGrowthConda(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(prefix, "conda-meta"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	e.write(filepath.Join(prefix, "bin", "python3"), "") // what makes it the examined env
 	e.m.Env["CONDA_PREFIX"] = prefix
 	orig := e.tree(prefix, e.home)
 	fx := checks.Fix{ID: checks.FixTFAllowGrowth, Title: "Allow growth", Risk: checks.RiskSafe}
@@ -272,9 +273,7 @@ func TestXLACudaDataDir(t *testing.T) {
 	cuda := filepath.Join(e.dir, "cuda")
 	e.write(filepath.Join(cuda, "nvvm", "libdevice", "libdevice.10.bc"), "")
 	e.m.Env["CONDA_PREFIX"] = prefix
-	if err := os.MkdirAll(prefix, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	e.write(filepath.Join(prefix, "bin", "python3"), "") // the examined env has a Python
 	e.m.Env["XLA_FLAGS"] = "--xla_gpu_autotune_level=0 --xla_gpu_cuda_data_dir=/old"
 	p := PlanFix(e.m, checks.Fix{ID: checks.FixXLACudaDataDir, Params: map[string]string{"dir": cuda}}, nil)
 	if !p.Applicable() || len(p.Steps) != 2 {
@@ -689,5 +688,45 @@ func TestQuestionInterrupted(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the question did not end with the interrupt")
+	}
+}
+
+// With a conda env and a venv both active, the fix acts for the
+// interpreter doctor examined: the one whose bin comes first on PATH
+// (host.ResolvePython), here the venv.
+func TestEnvScopeFollowsTheOneResolver(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	e := newEnv(t)
+	venv, conda := filepath.Join(e.dir, "venv"), filepath.Join(e.dir, "conda")
+	if out, err := exec.Command(py, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Skipf("python3 -m venv: %v\n%s", err, out)
+	}
+	e.write(filepath.Join(conda, "conda-meta", "history"), "")
+	if err := os.MkdirAll(filepath.Join(conda, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(py, filepath.Join(conda, "bin", "python3")); err != nil {
+		t.Fatal(err)
+	}
+	e.m.Env["CONDA_PREFIX"], e.m.Env["VIRTUAL_ENV"] = conda, venv
+	fx := checks.Fix{ID: checks.FixTFAllowGrowth, Title: "Allow growth", Risk: checks.RiskSafe}
+	for _, c := range []struct {
+		first string
+		want  scopeKind
+	}{{venv, scopeVenv}, {conda, scopeConda}} {
+		other := map[string]string{venv: conda, conda: venv}[c.first]
+		e.m.Env["PATH"] = filepath.Join(c.first, "bin") + ":" + filepath.Join(other, "bin") + ":" + os.Getenv("PATH")
+		if got := e.m.envScope(PlanFix(e.m, fx, nil)); got.kind != c.want || got.prefix != c.first {
+			t.Errorf("%s first on PATH: scope %s %s, want %s %s", c.first, got.kind, got.prefix, c.want, c.first)
+		}
+	}
+	// The snapshot's interpreter, when there is one, decides.
+	e.m.Snap = &host.Snapshot{Python: &host.Python{Found: true, Kind: "conda", Prefix: conda, Executable: filepath.Join(conda, "bin", "python3")}}
+	e.m.Env["PATH"] = filepath.Join(venv, "bin") + ":" + os.Getenv("PATH")
+	if got := e.m.envScope(PlanFix(e.m, fx, nil)); got.kind != scopeConda {
+		t.Errorf("with the snapshot's conda Python: scope %s", got.kind)
 	}
 }

@@ -19,6 +19,7 @@ func TestWritePlanGolden(t *testing.T) {
 	prefix := filepath.Join(e.dir, "conda env")
 	e.write(filepath.Join(e.home, ".bashrc"), "alias ll='ls -l'\nexport CUDA_VISIBLE_DEVICES=-1\n")
 	e.write(filepath.Join(prefix, "conda-meta", "state"), `{"env_vars": {"CUDA_VISIBLE_DEVICES": "-1"}}`)
+	e.write(filepath.Join(prefix, "bin", "python3"), "")
 	e.write(filepath.Join(e.root, "etc", "environment"), "CUDA_VISIBLE_DEVICES=\"-1\"\n")
 	e.m.Env["CONDA_PREFIX"] = prefix
 	e.m.Env["CUDA_VISIBLE_DEVICES"] = "-1"

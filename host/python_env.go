@@ -35,6 +35,14 @@ type envDesc struct {
 	includeSystemSite bool
 }
 
+// ResolvePython is doctor's one interpreter resolver: the interpreter the
+// python collector examines, the verification ladder probes and fixes act
+// for. It reads opts.Python, opts.Environ (nil: this process's) and
+// opts.Root. source is "--python", "CONDA_PREFIX", "VIRTUAL_ENV" or "PATH".
+func ResolvePython(opts Options) (exe, source string, err error) {
+	return newGatherer(opts).selectPython()
+}
+
 // selectPython picks the examined interpreter: --python, else the active
 // conda env or venv (the one whose bin comes first on PATH when both are
 // set), else python3 (or python) on PATH.

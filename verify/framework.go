@@ -89,7 +89,7 @@ type probeFigure struct {
 
 // startFramework starts the probe in the examined Python.
 func (o Options) startFramework(s *step) {
-	py, how, err := resolvePython(o.Python, o.Environ)
+	py, how, err := o.Python, o.pythonFrom, o.pythonErr
 	if err != nil {
 		s.done = &host.Rung{Name: host.RungFramework, Status: host.RungSkip,
 			Summary: "no Python to probe: " + err.Error()}

@@ -1,15 +1,11 @@
 package verify
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/tfdoctor/doctor/internal/run"
 )
 
 // environMap turns KEY=VALUE pairs into a map (the last one wins).
@@ -21,42 +17,6 @@ func environMap(environ []string) map[string]string {
 		}
 	}
 	return m
-}
-
-// resolvePython finds the interpreter to examine: explicit (a path, or a
-// name looked up on PATH), else the active conda environment's or venv's
-// python, else python3 on PATH. how says which rule chose it.
-func resolvePython(explicit string, environ []string) (path, how string, err error) {
-	env := environMap(environ)
-	if explicit != "" {
-		p, err := run.LookPath(explicit, env["PATH"])
-		if err != nil {
-			return "", "", fmt.Errorf("--python %s: not an executable", explicit)
-		}
-		return p, "given", nil
-	}
-	for _, v := range []string{"CONDA_PREFIX", "VIRTUAL_ENV"} {
-		prefix := env[v]
-		if prefix == "" {
-			continue
-		}
-		for _, name := range []string{"python", "python3"} {
-			p := filepath.Join(prefix, "bin", name)
-			if isExecutable(p) {
-				return p, v, nil
-			}
-		}
-	}
-	p, err := run.LookPath("python3", env["PATH"])
-	if err != nil {
-		return "", "", errors.New("no python3 on PATH and no active conda environment or venv")
-	}
-	return p, "PATH", nil
-}
-
-func isExecutable(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
 // cudaMajors are the CUDA major versions whose cuBLAS doctor looks for, the

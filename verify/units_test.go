@@ -214,17 +214,22 @@ func TestResolvePython(t *testing.T) {
 		how      string
 		err      bool
 	}{
-		{"", []string{"VIRTUAL_ENV=" + venv, "PATH=" + pathDir}, filepath.Join(venv, "bin", "python"), "VIRTUAL_ENV", false},
+		{"", []string{"VIRTUAL_ENV=" + venv, "PATH=" + pathDir}, filepath.Join(venv, "bin", "python3"), "VIRTUAL_ENV", false},
 		{"", []string{"CONDA_PREFIX=" + conda, "VIRTUAL_ENV=" + venv, "PATH=" + pathDir}, filepath.Join(conda, "bin", "python"), "CONDA_PREFIX", false},
+		// Both active, the venv first on PATH (a venv made from conda's
+		// Python): the venv, as the snapshot's python collector picks.
+		{"", []string{"CONDA_PREFIX=" + conda, "VIRTUAL_ENV=" + venv, "PATH=" + filepath.Join(venv, "bin") + ":" + filepath.Join(conda, "bin") + ":" + pathDir},
+			filepath.Join(venv, "bin", "python3"), "VIRTUAL_ENV", false},
 		{"", []string{"PATH=" + pathDir}, filepath.Join(pathDir, "python3"), "PATH", false},
 		{"", []string{"VIRTUAL_ENV=/nonexistent", "PATH=" + pathDir}, filepath.Join(pathDir, "python3"), "PATH", false},
-		{py, nil, py, "given", false},
-		{"python3", []string{"PATH=" + pathDir}, filepath.Join(pathDir, "python3"), "given", false},
-		{"/nonexistent/python", nil, "", "", true},
-		{"", []string{"PATH=/nonexistent"}, "", "", true},
+		{py, nil, py, "--python", false},
+		{"python3", []string{"PATH=" + pathDir}, filepath.Join(pathDir, "python3"), "--python", false},
+		{"/nonexistent/python", nil, "", "--python", true},
+		{"", []string{"PATH=/nonexistent"}, "", "PATH", true},
 	}
 	for _, c := range cases {
-		got, how, err := resolvePython(c.explicit, c.env)
+		o := Options{Python: c.explicit, Environ: c.env}.withDefaults()
+		got, how, err := o.Python, o.pythonFrom, o.pythonErr
 		if (err != nil) != c.err || got != c.want || how != c.how {
 			t.Errorf("%q %v: %q %q %v, want %q %q", c.explicit, c.env, got, how, err, c.want, c.how)
 		}

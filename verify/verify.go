@@ -27,8 +27,9 @@ type Options struct {
 	// tensorflow, torch, jax, cupy, or none (no framework rung).
 	Framework string
 	// Python is the interpreter whose environment is examined: the
-	// snapshot's Python.Executable or --python; "" picks one the way doctor
-	// does (CONDA_PREFIX, VIRTUAL_ENV, then python3 on PATH).
+	// snapshot's Python.Executable or --python; "" picks the one the
+	// snapshot would (host.ResolvePython: the active conda env or venv,
+	// the one first on PATH when both are active, then python3 on PATH).
 	Python string
 	// LibCUDA is the driver library to load (default libcuda.so.1, found
 	// the way the dynamic loader finds it).
@@ -56,6 +57,10 @@ type Options struct {
 	GPU host.GPUSource
 	// Progress, when set, is called as each rung finishes.
 	Progress func(host.Rung)
+
+	// pythonFrom and pythonErr record how the interpreter was resolved.
+	pythonFrom string
+	pythonErr  error
 }
 
 // Defaults.
@@ -135,6 +140,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Environ == nil {
 		o.Environ = os.Environ()
+	}
+	// One interpreter for every rung, picked by doctor's one resolver
+	// (host.ResolvePython), as the snapshot's python collector picks it.
+	if o.pythonErr == nil && o.pythonFrom == "" {
+		exe, from, err := host.ResolvePython(host.Options{Python: o.Python, Environ: o.Environ})
+		o.Python, o.pythonFrom, o.pythonErr = exe, from, err
+		if err != nil {
+			o.Python = ""
+		}
 	}
 	if len(o.ChildCommand) == 0 {
 		exe, err := os.Executable()
@@ -276,8 +290,7 @@ func (o Options) startStep(name string) *step {
 		s.start(o, childRequest{Rung: name, LibCUDA: o.LibCUDA, Size: o.Size, Runs: o.Runs, Samples: o.Samples})
 	case host.RungLibraries:
 		s.timeout = o.LibrariesTimeout
-		py, _, _ := resolvePython(o.Python, o.Environ)
-		req := childRequest{Rung: name, LibCUDA: o.LibCUDA, Cublas: cublasCandidates(o.LibCublas, py, o.Environ),
+		req := childRequest{Rung: name, LibCUDA: o.LibCUDA, Cublas: cublasCandidates(o.LibCublas, o.Python, o.Environ),
 			Size: o.Size, Runs: o.Runs, Samples: o.Samples, Gate: len(o.Rungs) > 1 && o.Rungs[0] != name}
 		s.start(o, req)
 	case host.RungFramework:

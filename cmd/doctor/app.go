@@ -69,6 +69,8 @@ ENVIRONMENT:
    CLICOLOR=0        turns colour off; CLICOLOR_FORCE=1 turns it on without a terminal
    CONDA_PREFIX      the active conda environment, examined when --python is not given
    VIRTUAL_ENV       the active venv, examined when --python and CONDA_PREFIX are not given
+                     (both set: the one whose bin comes first on PATH; the checks, the
+                     verification ladder and the fixes all use that one interpreter)
    XDG_STATE_HOME    where doctor --fix keeps its journal and backups (default ~/.local/state/doctor)
    CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH and the TF_*/XLA_* variables are examined, never changed.
 `

@@ -178,8 +178,10 @@ func runVerify(ctx context.Context, o diagnoseOptions, vo verify.Options, ios *i
 // snapshot`): the ladder, run after the gather, with what the gather found
 // about the examined Python and its libraries.
 func probeRuntime(ctx context.Context, s *host.Snapshot, o diagnoseOptions, ios *iostreams.IOStreams) {
+	// The ladder probes the interpreter the snapshot examined; without
+	// one it resolves --python the same way (host.ResolvePython).
 	vo := verify.Options{Python: o.Python, GPU: gpuSource()}
-	if vo.Python == "" && s.Python != nil {
+	if s.Python != nil && s.Python.Found && s.Python.Executable != "" {
 		vo.Python = s.Python.Executable
 	}
 	vo.LibCublas = cublasFromSnapshot(s)
