@@ -618,8 +618,31 @@ func TestUndoLeavesLaterEdits(t *testing.T) {
 	if e.read(files[0].path) != "edited by hand\n" || e.read(files[1].path) != files[1].old {
 		t.Error("undo touched the edited file, or skipped the other")
 	}
-	if !strings.Contains(w.String(), "changed after the fix") {
-		t.Error(w.String())
+	if !u.Partial || len(u.Restored) != 1 || u.Restored[0] != files[1].path || u.Backups[files[0].path] == "" {
+		t.Errorf("result %+v", u)
+	}
+	if b, err := os.ReadFile(u.Backups[files[0].path]); err != nil || string(b) != files[0].old {
+		t.Errorf("backup named for the conflict holds %q (%v)", b, err)
+	}
+
+	// The run stays undoable for what is left: a second undo finds it,
+	// skips the file restored already and leaves the edit alone again.
+	u2, err := Undo(e.m.StateDir(), &w, time.Now())
+	if err != nil || u2.Run != u.Run || !u2.Partial || len(u2.Restored)+len(u2.Unchanged) != 0 || len(u2.Conflicts) != 1 {
+		t.Fatalf("second undo: %+v %v", u2, err)
+	}
+	if e.read(files[0].path) != "edited by hand\n" {
+		t.Error("the second undo overwrote the edit")
+	}
+
+	// Once the user puts the old content back, the run is undone.
+	e.write(files[0].path, files[0].old)
+	u3, err := Undo(e.m.StateDir(), &w, time.Now())
+	if err != nil || u3.Run != u.Run || u3.Partial || len(u3.Unchanged) != 1 {
+		t.Fatalf("third undo: %+v %v", u3, err)
+	}
+	if u4, _ := Undo(e.m.StateDir(), &w, time.Now()); u4.Run != "" {
+		t.Errorf("a fourth undo found %s", u4.Run)
 	}
 }
 

@@ -81,6 +81,9 @@ type Entry struct {
 	After   string      `json:"after_sha256,omitempty"`
 	// Dirs are folders the step created, removed again by undo when empty.
 	Dirs []string `json:"created_dirs,omitempty"`
+	// Undone is when undo restored this file (or found it restored): a
+	// later undo of a partly undone run skips it.
+	Undone *time.Time `json:"undone,omitempty"`
 
 	// Run and signal steps (not undoable).
 	Argv   []string `json:"argv,omitempty"`
@@ -188,11 +191,20 @@ type UndoResult struct {
 	Conflicts []string // files changed since the fix: left alone
 	NotUndone []string // commands and signals, which cannot be undone
 	Failed    []string
+	// Backups gives, for each conflict, doctor's backup of the file (""
+	// when the fix created the file); Errors, for each failure, why.
+	Backups map[string]string
+	Errors  map[string]string
+	// Partial is true when the run stays undoable for what is left (a
+	// conflict or a failure); a later undo tries those files again.
+	Partial bool
 }
 
 // Undo restores the files of the newest run that was not undone yet, byte
 // for byte, and removes the files and folders it created. A file changed
-// since the fix is left alone and reported. Call it with the lock held.
+// since the fix is left alone and reported in the result; the run is then
+// marked undone only for the files restored, and stays undoable for the
+// rest. Call it with the lock held.
 func Undo(stateDir string, w io.Writer, now time.Time) (*UndoResult, error) {
 	res := &UndoResult{}
 	j, err := lastRun(stateDir)
@@ -200,6 +212,8 @@ func Undo(stateDir string, w io.Writer, now time.Time) (*UndoResult, error) {
 		return res, err
 	}
 	res.Run = j.dir
+	res.Backups, res.Errors = map[string]string{}, map[string]string{}
+	t := now.UTC()
 	for i := len(j.Entries) - 1; i >= 0; i-- {
 		e := j.Entries[i]
 		if !e.Kind.isFile() {
@@ -208,34 +222,40 @@ func Undo(stateDir string, w io.Writer, now time.Time) (*UndoResult, error) {
 			}
 			continue
 		}
+		if e.Undone != nil {
+			continue // restored by an earlier undo of this run
+		}
 		switch err := undoFile(j, e); {
 		case err == nil:
+			e.Undone = &t
+			if !contains(res.Restored, e.Path) {
+				res.Restored = append(res.Restored, e.Path)
+			}
 		case errors.Is(err, errUnchanged):
+			e.Undone = &t
 			if !contains(res.Unchanged, e.Path) && !contains(res.Restored, e.Path) {
 				res.Unchanged = append(res.Unchanged, e.Path)
 			}
-			continue
 		case errors.Is(err, errConflict):
-			res.Conflicts = append(res.Conflicts, e.Path)
-			fmt.Fprintf(w, "  left alone: %s changed after the fix (its backup: %s)\n", e.Path, filepath.Join(j.dir, e.Backup))
-			continue
+			if !contains(res.Conflicts, e.Path) {
+				res.Conflicts = append(res.Conflicts, e.Path)
+				res.Backups[e.Path] = ""
+				if e.Backup != "" {
+					res.Backups[e.Path] = filepath.Join(j.dir, e.Backup)
+				}
+			}
 		default:
-			res.Failed = append(res.Failed, e.Path)
-			fmt.Fprintf(w, "  failed: %s: %v\n", e.Path, err)
-			continue
-		}
-		if !contains(res.Restored, e.Path) {
-			res.Restored = append(res.Restored, e.Path)
+			if !contains(res.Failed, e.Path) {
+				res.Failed = append(res.Failed, e.Path)
+				res.Errors[e.Path] = err.Error()
+			}
 		}
 	}
-	if len(res.Failed) == 0 {
-		t := now.UTC()
+	res.Partial = len(res.Conflicts) > 0 || len(res.Failed) > 0
+	if !res.Partial {
 		j.Undone = &t
-		if err := j.save(); err != nil {
-			return res, err
-		}
 	}
-	return res, nil
+	return res, j.save()
 }
 
 func (k StepKind) isFile() bool {

@@ -297,20 +297,47 @@ func runUndo(stateDir string, w io.Writer) error {
 		fmt.Fprintln(w, "Nothing to undo: no fix run changed files (or all were undone).")
 		return nil
 	}
-	fmt.Fprintf(w, "Undid %s:\n", res.Run)
+	writeUndo(w, res)
+	if res.Partial {
+		return exitCode(exitFindings)
+	}
+	return nil
+}
+
+// writeUndo says what an undo restored and what it did not.
+func writeUndo(w io.Writer, res *fixes.UndoResult) {
+	done := len(res.Restored) + len(res.Unchanged)
+	switch {
+	case !res.Partial:
+		fmt.Fprintf(w, "Undid %s:\n", res.Run)
+	case done > 0:
+		fmt.Fprintf(w, "Undid part of %s:\n", res.Run)
+	default:
+		fmt.Fprintf(w, "Restored nothing of %s:\n", res.Run)
+	}
 	for _, p := range res.Restored {
 		fmt.Fprintf(w, "  ✓ restored %s\n", p)
 	}
 	for _, p := range res.Unchanged {
 		fmt.Fprintf(w, "  ✓ %s already held its old content\n", p)
 	}
+	for _, p := range res.Conflicts {
+		if b := res.Backups[p]; b != "" {
+			fmt.Fprintf(w, "  ✗ not restored: %s changed after the fix; your version stays (doctor's backup: %s)\n", p, b)
+		} else {
+			fmt.Fprintf(w, "  ✗ not removed: %s (created by the fix) changed after it; your version stays\n", p)
+		}
+	}
+	for _, p := range res.Failed {
+		fmt.Fprintf(w, "  ✗ not restored: %s: %s\n", p, res.Errors[p])
+	}
 	for _, p := range res.NotUndone {
 		fmt.Fprintf(w, "  · not undone (not a file change): %s\n", p)
 	}
-	if len(res.Conflicts) > 0 || len(res.Failed) > 0 {
-		return exitCode(exitFindings)
+	if res.Partial {
+		fmt.Fprintln(w, "The run stays undoable for what is left: doctor fix --undo tries those files again and never overwrites an edit")
+		fmt.Fprintln(w, "(to restore doctor's backup over your edit, copy it over the file first).")
 	}
-	return nil
 }
 
 // writeStatus prints a one-line verdict with the failing findings.

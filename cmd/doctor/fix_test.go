@@ -266,3 +266,36 @@ func TestFixStopGPUProcessAsksPerPID(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
+
+// TestUndoAfterAnEdit: undo leaves alone a file edited since the fix, says
+// so (not "Undid"), and the run stays undoable until that file is settled.
+func TestUndoAfterAnEdit(t *testing.T) {
+	e := newFixEnv(t)
+	if code, out, errOut := doctor(t, false, "", append([]string{"--fix", "--yes"}, e.args()...)...); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	edited := "# mine now\n"
+	os.WriteFile(e.bashrc, []byte(edited), 0o644)
+	for i := 0; i < 2; i++ {
+		code, out, _ := doctor(t, false, "", "fix", "--undo")
+		if code != 1 || e.read(t) != edited {
+			t.Fatalf("undo %d: exit %d, .bashrc %q\n%s", i, code, e.read(t), out)
+		}
+		for _, want := range []string{"✗ not restored: " + e.bashrc + " changed after the fix; your version stays (doctor's backup: ", "stays undoable"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("undo %d lacks %q:\n%s", i, want, out)
+			}
+		}
+		if strings.Contains(out, "Undid ") || strings.Contains(out, "Nothing to undo") {
+			t.Errorf("undo %d claims it undid the run:\n%s", i, out)
+		}
+	}
+	os.WriteFile(e.bashrc, []byte(hiding), 0o644)
+	code, out, _ := doctor(t, false, "", "fix", "--undo")
+	if code != 0 || !strings.Contains(out, "Undid ") || !strings.Contains(out, e.bashrc+" already held its old content") {
+		t.Errorf("undo after putting the file back: exit %d\n%s", code, out)
+	}
+	if code, out, _ := doctor(t, false, "", "fix", "--undo"); code != 0 || !strings.Contains(out, "Nothing to undo") {
+		t.Errorf("last undo: exit %d\n%s", code, out)
+	}
+}
