@@ -31,6 +31,8 @@ type Report struct {
 	Summary *Summary `json:"summary,omitempty"`
 	// Source says where the evidence came from: "live", "snapshot" or "log".
 	Source string `json:"source,omitempty"`
+	// Input says how much of a log was read (doctor explain).
+	Input *LogInput `json:"input,omitempty"`
 }
 
 // RootCause names the finding that explains the others.

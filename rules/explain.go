@@ -38,16 +38,10 @@ import (
 // asking for the output that would decide). Empty and binary input are
 // input errors (*InputError), which the CLI turns into exit code 2.
 
-// DefaultMaxLogBytes is how much of a log Explain reads.
-const DefaultMaxLogBytes = 32 << 20
-
 // ExplainOptions tunes Explain.
 type ExplainOptions struct {
 	// Version is the tool version written into the report.
 	Version string
-	// MaxBytes caps the input read (DefaultMaxLogBytes when 0); the rest
-	// is ignored and the report says so.
-	MaxBytes int64
 }
 
 // InputError is a log Explain cannot read: empty or binary.
@@ -61,33 +55,31 @@ var ErrEmptyLog = &InputError{Msg: "the log is empty: paste the output to explai
 // ErrBinaryLog is returned for input that is not text.
 var ErrBinaryLog = &InputError{Msg: "the input is not a text log (it looks binary): paste the text output, not a core dump, archive or image"}
 
-// Explain reads a pasted log from r and explains it.
+// Explain reads a pasted log from r to its end, matching every line as it
+// streams, and explains it. Memory stays bounded whatever the size of the
+// log; the report says how much was read (Report.Input). A read error
+// ends the explanation with that error (what was read is not explained).
 func Explain(r io.Reader, o ExplainOptions) (*Report, error) {
-	max := o.MaxBytes
-	if max <= 0 {
-		max = DefaultMaxLogBytes
+	start := time.Now()
+	cr := &countingReader{r: r}
+	text, err := decodedLog(cr)
+	if err != nil {
+		if _, ok := err.(*InputError); ok {
+			return nil, err
+		}
+		return nil, fmt.Errorf("reading the log: %w", err)
 	}
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	lib := mustLibrary()
+	sc := lib.m.newScanner()
+	lines, any, err := readSegments(text, sc.segment)
 	if err != nil {
 		return nil, fmt.Errorf("reading the log: %w", err)
 	}
-	truncated := int64(len(data)) > max
-	if truncated {
-		data = data[:max]
+	if !any {
+		return nil, ErrEmptyLog
 	}
-	text, err := DecodeLog(data)
-	if err != nil {
-		return nil, err
-	}
-	rep := explainText(text, o.Version)
-	if truncated {
-		rep.Findings = append(rep.Findings, checks.Finding{
-			ID: "explain.truncated", Check: "explain.truncated", Cause: "healthy", Severity: checks.SevInfo, Link: checks.LinkRuntime,
-			Title:    fmt.Sprintf("Only the first %d MiB of the log were read", max>>20),
-			Detail:   "Paste the part around the failure: the first error and the lines before it.",
-			Evidence: map[string]any{"max_bytes": max}, Fixes: []checks.Fix{},
-		})
-	}
+	rep := explainHits(lib, sc.hits, sc.extra, o.Version, start)
+	rep.Input = &LogInput{Bytes: cr.n, Lines: lines}
 	return rep, nil
 }
 
@@ -464,6 +456,11 @@ func explainText(text, version string) *Report {
 	start := time.Now()
 	lib := mustLibrary()
 	hits, extra := lib.m.scan(text)
+	return explainHits(lib, hits, extra, version, start)
+}
+
+// explainHits reasons over the hits of a whole log.
+func explainHits(lib *library, hits []hit, extra map[*Signature]int, version string, start time.Time) *Report {
 	st := &explainState{lib: lib, byKey: map[string]*draft{}, contexts: map[string][]lineRef{}, extra: extra}
 	var findingHits []hit
 	for _, h := range hits {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // FuzzExplain: any input gives a report or an *InputError, never a panic;
@@ -59,6 +60,22 @@ func FuzzExplain(f *testing.F) {
 		}
 		if !rootFound {
 			t.Fatalf("root cause %s is not among the findings", r.RootCause.ID)
+		}
+		// Read in pieces of one byte, the stream gives what the whole
+		// decoded text gives.
+		text, err := DecodeLog(data)
+		if err != nil {
+			t.Fatalf("the stream was read, the text is refused: %v", err)
+		}
+		r.Input = nil
+		whole := explainText(text, "")
+		s, err := Explain(iotest.OneByteReader(bytes.NewReader(data)), ExplainOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Input = nil
+		if a, b := report(t, whole), report(t, s); a != b {
+			t.Fatalf("streamed in bytes:\n%s\nwhole:\n%s", b, a)
 		}
 	})
 }

@@ -145,18 +145,6 @@ func TestOutcomes(t *testing.T) {
 	}
 }
 
-func TestExplainTruncates(t *testing.T) {
-	log := strings.Repeat("x\n", 1000) + "ModuleNotFoundError: No module named 'tensorflow'\n"
-	r, err := Explain(strings.NewReader(log), ExplainOptions{MaxBytes: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := r.Findings[len(r.Findings)-1]
-	if last.ID != "explain.truncated" || r.RootCause != nil {
-		t.Errorf("truncated log: root %+v, last finding %s", r.RootCause, last.ID)
-	}
-}
-
 func TestLongLinesAreCapped(t *testing.T) {
 	long := strings.Repeat("é", 10000) + " Could not load dynamic library 'libcudart.so.12'"
 	r := ExplainText("Could not load dynamic library 'libcudnn.so.9'\n" + long + "\n")

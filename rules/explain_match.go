@@ -205,15 +205,63 @@ type hit struct {
 // hits are only counted.
 const maxHitsPerSignature = 200
 
+// scanner runs every signature over the segments of a log, one at a
+// time, keeping the hits in line order and, per signature, counting the
+// hits beyond those kept.
+type scanner struct {
+	m     *matcher
+	hits  []hit
+	extra map[*Signature]int
+	kept  []int
+	mark  []uint32
+	stamp uint32
+	buf   []int32
+}
+
+func (m *matcher) newScanner() *scanner {
+	return &scanner{m: m, extra: map[*Signature]int{}, kept: make([]int, len(m.sigs)), mark: make([]uint32, len(m.sigs))}
+}
+
+// segment matches one non-blank segment of line lineNo.
+func (sc *scanner) segment(lineNo int, seg string) {
+	m := sc.m
+	seg = cleanLine(seg)
+	sc.stamp++
+	sc.buf = m.candidates(seg, sc.mark, sc.stamp, sc.buf)
+	if len(sc.buf) == 0 {
+		return
+	}
+	low := ""
+	lower := func() string {
+		if low == "" {
+			low = strings.ToLower(seg)
+		}
+		return low
+	}
+	kept := false
+	for _, si := range sc.buf {
+		s := m.sigs[si]
+		v := s.match(seg, lower)
+		if v == nil {
+			continue
+		}
+		if sc.kept[si] >= maxHitsPerSignature {
+			sc.extra[s]++
+			continue
+		}
+		if !kept {
+			// A kept line does not hold on to the buffer it came from.
+			seg, kept = strings.Clone(seg), true
+		}
+		sc.kept[si]++
+		sc.hits = append(sc.hits, hit{sig: s, line: lineNo, text: seg, values: v})
+	}
+}
+
 // scan runs every signature over text. It returns the hits in line order
 // and, per signature, the number of hits beyond those kept.
 func (m *matcher) scan(text string) ([]hit, map[*Signature]int) {
-	var hits []hit
-	extra := map[*Signature]int{}
-	kept := make([]int, len(m.sigs))
-	mark := make([]uint32, len(m.sigs))
-	var stamp uint32
-	var buf []int32
+	sc := m.newScanner()
 	lineNo := 0
 	for len(text) > 0 {
 		lineNo++
@@ -236,35 +284,10 @@ func (m *matcher) scan(text string) ([]hit, map[*Signature]int) {
 			if strings.TrimSpace(seg) == "" {
 				continue
 			}
-			seg = cleanLine(seg)
-			stamp++
-			buf = m.candidates(seg, mark, stamp, buf)
-			if len(buf) == 0 {
-				continue
-			}
-			low := ""
-			lower := func() string {
-				if low == "" {
-					low = strings.ToLower(seg)
-				}
-				return low
-			}
-			for _, si := range buf {
-				s := m.sigs[si]
-				v := s.match(seg, lower)
-				if v == nil {
-					continue
-				}
-				if kept[si] >= maxHitsPerSignature {
-					extra[s]++
-					continue
-				}
-				kept[si]++
-				hits = append(hits, hit{sig: s, line: lineNo, text: seg, values: v})
-			}
+			sc.segment(lineNo, seg)
 		}
 	}
-	return hits, extra
+	return sc.hits, sc.extra
 }
 
 var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)

@@ -146,9 +146,23 @@ func runExplain(o explainOptions, ios *iostreams.IOStreams) error {
 		}
 		return usageErr("cannot read the log %s: %v", name, err)
 	}
+	if r.Input != nil {
+		fmt.Fprintf(ios.ErrOut, "doctor: read %s (%d lines) from %s\n", sizeOf(r.Input.Bytes), r.Input.Lines, name)
+	}
 	dopts := diagnoseOptions{Format: o.Format, Verbose: o.Verbose, NoColor: o.NoColor, NoRedact: o.NoRedact, Redact: o.Redact}
 	if err := render(ios, r, nil, dopts); err != nil {
 		return internalErr("writing the report: %v", err)
 	}
 	return exitCode(r.ExitCode())
+}
+
+// sizeOf writes a byte count for people.
+func sizeOf(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
