@@ -224,6 +224,7 @@ type draft struct {
 	link      checks.Link
 	symptom   bool
 	benign    bool
+	noFix     bool // no fix attached: the cause is not proven (Signature.NoFix)
 	weight    int
 	title     string
 	detail    string
@@ -386,6 +387,7 @@ var contextOrder = []string{"wsl", "container", "windows", "jupyter"}
 func (st *explainState) resolve(d *draft) {
 	s := d.sig
 	d.cause, d.severity, d.symptom, d.benign, d.weight = s.Cause, s.Severity, s.Symptom, s.Benign, s.Weight
+	d.noFix = s.NoFix
 	d.link = s.Link
 	if d.link == "" {
 		d.link = st.lib.linkOf(s.Cause)
@@ -407,6 +409,7 @@ func (st *explainState) resolve(d *draft) {
 			}
 			if fromContext {
 				d.symptom = false
+				d.noFix = false
 			}
 		} else if o.Link != "" {
 			d.link = o.Link
@@ -659,7 +662,7 @@ func (st *explainState) finding(d *draft) checks.Finding {
 		}
 	}
 	var fixes []checks.Fix
-	if !d.benign {
+	if !d.benign && !d.noFix {
 		fixes = append(append(fixes, d.fixes...), st.lib.fixesOf(d.cause)...)
 	}
 	if fixes == nil {

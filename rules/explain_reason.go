@@ -875,6 +875,7 @@ func reasonMIG(st *explainState) {
 			d.cause = "mig_misconfigured"
 			d.link = st.lib.linkOf(d.cause)
 			d.symptom = false
+			d.noFix = false
 			d.title = "MIG is enabled but the program sees no GPU instance"
 			d.ev("mig_lines", lines)
 			d.reasons = append(d.reasons, "explain.mig")

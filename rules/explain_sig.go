@@ -72,6 +72,10 @@ type Signature struct {
 	Symptom bool `json:"symptom,omitempty"`
 	// Benign marks a harmless message.
 	Benign bool `json:"benign,omitempty"`
+	// NoFix marks a symptom whose cause the line alone does not prove
+	// (a bare CUDA_ERROR_NO_DEVICE): the finding carries what to paste
+	// next and no fix, unless a context or a reasoner names the cause.
+	NoFix bool `json:"no_fix,omitempty"`
 	// Weight orders findings of the same severity on one link.
 	Weight int `json:"weight,omitempty"`
 	// Keywords pre-filter lines: a line is tried against Patterns only when

@@ -1,0 +1,49 @@
+package rules
+
+import (
+	"testing"
+
+	"github.com/tfdoctor/doctor/checks"
+)
+
+// TestLabelNeedsItsEvidence: a bare CUDA_ERROR_NO_DEVICE does not prove
+// that CUDA_VISIBLE_DEVICES hides the GPU and gets no fix; the same line
+// next to an assignment that hides every GPU does.
+func TestLabelNeedsItsEvidence(t *testing.T) {
+	fixIDs := func(r *Report) []string {
+		var ids []string
+		for _, f := range r.Findings {
+			for _, x := range f.Fixes {
+				ids = append(ids, x.ID)
+			}
+		}
+		return ids
+	}
+	bare := ExplainText("2020-11-11 10:46:37.467224: E tensorflow/stream_executor/cuda/cuda_driver.cc:314] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\n")
+	if got := topCause(bare); got == "cuda_visible_devices_hides_gpu" {
+		t.Errorf("bare CUDA_ERROR_NO_DEVICE: root cause %s without the variable in the paste", got)
+	}
+	for _, id := range fixIDs(bare) {
+		t.Errorf("bare CUDA_ERROR_NO_DEVICE: fix %s offered although the cause is not proven", id)
+	}
+	shown := ExplainText("$ export CUDA_VISIBLE_DEVICES=\"\"\n$ python train.py\n2020-11-11 10:46:37.467224: E tensorflow/stream_executor/cuda/cuda_driver.cc:314] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\n")
+	if got := topCause(shown); got != "cuda_visible_devices_hides_gpu" {
+		t.Errorf("CUDA_VISIBLE_DEVICES=\"\" shown: root cause %s", got)
+	}
+	found := false
+	for _, id := range fixIDs(shown) {
+		found = found || id == checks.FixUnsetCUDAVisibleDevices
+	}
+	if !found {
+		t.Errorf("CUDA_VISIBLE_DEVICES=\"\" shown: no %s fix in %v", checks.FixUnsetCUDAVisibleDevices, fixIDs(shown))
+	}
+}
+
+// TestStrongerFactOutranks: the WSL 1 kernel string explains a failed
+// DKMS build and a failing nvidia-smi in the same paste.
+func TestStrongerFactOutranks(t *testing.T) {
+	r := ExplainText("$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\nError! Your kernel headers for kernel 4.4.0-19041-Microsoft cannot be found.\n")
+	if got := topCause(r); got != "wsl1_no_gpu" {
+		t.Errorf("root cause %s, want wsl1_no_gpu", got)
+	}
+}
