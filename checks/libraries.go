@@ -302,7 +302,8 @@ PATH (nvcc) does not matter here: TensorFlow brings its own libraries.`,
 		installed := tfUsesGPU(py)
 		if !installed {
 			// Judge the release doctor recommends, before any driver limit.
-			if row, ok := knowledge.TFForPython(py.Version, 0); ok {
+			if c, ok := tfChoose(s, 0); ok {
+				row := c.Build
 				need, what = knowledge.Version(row.CUDA), fmt.Sprintf("TensorFlow %s (CUDA %s)", row.TF, row.CUDA)
 			}
 		}
@@ -339,8 +340,8 @@ PATH (nvcc) does not matter here: TensorFlow brings its own libraries.`,
 			title := fmt.Sprintf("The driver (CUDA %s) is too old for %s", dStr, what)
 			detail := fmt.Sprintf("%s needs a driver for CUDA %d (Linux >= %s).", what, need.Major(), orDefault(mc.LinuxFloor, "?"))
 			if !installed {
-				if row, ok := knowledge.TFForPython(py.Version, dMaj); ok {
-					detail += fmt.Sprintf(" TensorFlow %s (CUDA %s) runs on this driver; the suggested install uses it.", row.TF, row.CUDA)
+				if c, ok := tfChoose(s, dMaj); ok {
+					detail += fmt.Sprintf(" TensorFlow %s (CUDA %s) runs on this driver; the suggested install uses it.", c.Build.TF, c.Build.CUDA)
 				}
 				p.Warn("driver_too_old_for_cuda", title, detail, ev, driverFix(s, py)...)
 				return
@@ -356,8 +357,8 @@ func driverFix(s *host.Snapshot, py *host.Python) []Fix {
 		fixes = []Fix{windowsDriverFix()}
 	}
 	if dMaj, _, _ := driverCUDA(s); dMaj > 0 && py != nil && py.Found {
-		if row, ok := knowledge.TFForPython(py.Version, dMaj); ok {
-			fixes = append(fixes, pipInstallTF(s, row.TF, tfInstalled(py)))
+		if c, ok := tfChoose(s, dMaj); ok {
+			fixes = append(fixes, pipInstallTF(s, c.Build.TF, tfInstalled(py)))
 		}
 	}
 	return fixes

@@ -245,7 +245,8 @@ func TestComputeCapability(t *testing.T) {
 	}{
 		{"9.0", "sm_60,sm_70,sm_80,sm_90,compute_90", checks.SevOK},
 		{"8.9", "sm_60,sm_70,sm_80,sm_86,compute_86", checks.SevOK}, // sm_86 SASS runs on 8.9
-		{"12.0", "sm_60,sm_80,sm_90,compute_90", checks.SevWarning}, // PTX JIT
+		{"9.0", "sm_60,sm_80,compute_80", checks.SevWarning},        // PTX JIT
+		{"12.0", "sm_60,sm_80,sm_90,compute_90", checks.SevError},   // Blackwell on 2.16: known to fail
 		{"3.0", "sm_35,sm_50,compute_80", checks.SevError},          // older than the build
 		{"9.0", "sm_60,sm_70,sm_80", checks.SevError},               // no SASS, no PTX
 	} {

@@ -88,19 +88,54 @@ func driverVersion(s *host.Snapshot) string {
 	return ""
 }
 
-// tfPin picks the TensorFlow to install in the examined environment: the
-// newest release whose Python range holds the examined Python and, when the
-// driver is known, whose CUDA major the driver runs.
-func tfPin(s *host.Snapshot) (knowledge.TFBuild, bool) {
+// gpuCCs are the compute capabilities of the GPUs NVML lists.
+func gpuCCs(s *host.Snapshot) []string {
+	var out []string
+	for _, g := range s.NVML.GPUs {
+		if len(knowledge.Version(g.ComputeCapability)) >= 2 {
+			out = append(out, g.ComputeCapability)
+		}
+	}
+	return out
+}
+
+// tfChoose picks the newest TensorFlow release for the examined Python and
+// the GPUs' compute capability and, when maxCUDA > 0, one whose CUDA major
+// the driver runs; Why says what ruled out newer releases.
+func tfChoose(s *host.Snapshot, maxCUDA int) (knowledge.TFChoice, bool) {
 	py := ""
 	if s.Python != nil {
 		py = s.Python.Version
 	}
+	return knowledge.NewestTF(py, maxCUDA, gpuCCs(s))
+}
+
+// tfPin picks the TensorFlow to install in the examined environment: the
+// newest release whose Python range holds the examined Python, whose wheels
+// support the GPUs and, when the driver is known, whose CUDA major the
+// driver runs (else the newest regardless of the driver: a driver can be
+// upgraded, a GPU's architecture cannot).
+func tfPin(s *host.Snapshot) (knowledge.TFBuild, bool) {
+	c, ok := tfPinChoice(s)
+	return c.Build, ok
+}
+
+func tfPinChoice(s *host.Snapshot) (knowledge.TFChoice, bool) {
 	maxCUDA, _, _ := driverCUDA(s)
-	if row, ok := knowledge.TFForPython(py, maxCUDA); ok {
-		return row, true
+	if c, ok := tfChoose(s, maxCUDA); ok || maxCUDA == 0 {
+		return c, ok
 	}
-	return knowledge.TFForPython(py, 0)
+	return tfChoose(s, 0)
+}
+
+// tfWhy says why the recommended release is not a newer one ("" when it
+// is the newest).
+func tfWhy(s *host.Snapshot) string {
+	c, ok := tfPinChoice(s)
+	if !ok {
+		return ""
+	}
+	return whyText(c)
 }
 
 // tfRequirement is the pip requirement for a TensorFlow release:
@@ -223,7 +258,7 @@ environment's Python was upgraded is not imported at all.`,
 				ev["tensorflow"] = tf.Version
 				ev["supported_python"] = b.Python
 				p.Error("python_version_unsupported", fmt.Sprintf("TensorFlow %s does not support Python %s (it supports %s)", tf.Version, majorMinorOf(py.Version), b.Python),
-					fmt.Sprintf("TensorFlow %s was built and tested for Python %s; on %s its extension modules do not load. TensorFlow %s supports Python %s.", tf.Version, b.Python, py.Version, pin.TF, pin.Python), ev,
+					fmt.Sprintf("TensorFlow %s was built and tested for Python %s; on %s its extension modules do not load. TensorFlow %s supports Python %s%s.%s", tf.Version, b.Python, py.Version, pin.TF, pin.Python, forGPUs(s), tfWhy(s)), ev,
 					pipInstallTF(s, pin.TF, false))
 				return
 			}
@@ -307,7 +342,7 @@ whose Python range holds that interpreter's version.`,
 			}
 			ev["recommended"] = pin.TF
 			p.Error("tf_not_installed", "TensorFlow is not installed in "+envLabel(py),
-				detail+fmt.Sprintf(" TensorFlow %s is the newest release for Python %s (supports %s; CUDA %s, cuDNN %s).", pin.TF, majorMinorOf(py.Version), pin.Python, pin.CUDA, pin.CUDNN),
+				detail+fmt.Sprintf(" TensorFlow %s is the newest release for Python %s%s (supports Python %s; CUDA %s, cuDNN %s).%s", pin.TF, majorMinorOf(py.Version), forGPUs(s), pin.Python, pin.CUDA, pin.CUDNN, tfWhy(s)),
 				ev, pipInstallTF(s, pin.TF, false))
 			return
 		}
@@ -493,10 +528,15 @@ var ComputeCapability = &Check{
 	Causes: []string{"unsupported_compute_capability"},
 	Doc: `A TensorFlow wheel carries GPU code (SASS) for a list of architectures,
 and PTX only for the newest (tensorflow.org/install/pip). Older GPUs are
-ignored ("The minimum required Cuda capability is ..."); newer ones run
-only after the driver JIT-compiles the PTX, which can take 30 minutes on
-the first start, and fail ("device kernel image is invalid") when there is
-no PTX at all. The list is build_info.py's cuda_compute_capabilities.`,
+ignored ("The minimum required Cuda capability is ..."): TensorFlow 2.17
+removed Maxwell (5.x) from the wheels, so 6.0 is the minimum from 2.17 and
+5.0 for the CUDA 12 builds 2.15 and 2.16. Newer GPUs run only after the
+driver JIT-compiles the PTX, which can take 30 minutes on the first start,
+and fail ("device kernel image is invalid") when there is no PTX at all.
+Blackwell GPUs (compute capability 10.0, 12.0) fail on TensorFlow 2.16 to
+2.21 with CUDA_ERROR_INVALID_PTX / CUDA_ERROR_INVALID_HANDLE (reported in
+tensorflow/tensorflow#89272, #97387, #99592, #101746, #111958). The list
+is build_info.py's cuda_compute_capabilities.`,
 	Run: func(p *Pass) {
 		s := p.Snap
 		if !s.NVML.Available || len(s.NVML.GPUs) == 0 {
@@ -533,20 +573,30 @@ no PTX at all. The list is build_info.py's cuda_compute_capabilities.`,
 			if len(cc) < 2 {
 				continue
 			}
+			cc = cc[:2]
 			id := fmt.Sprintf("%s/gpu%d", p.check.ID, g.Index)
 			ev := Ev{"gpu": g.Index, "name": g.Name, "compute_capability": g.ComputeCapability, "build_capabilities": caps, "tensorflow": tfv}
+			exact := false
+			for _, v := range sass {
+				if v.Major() == cc.Major() && knowledge.CompareVersions(v, cc) <= 0 {
+					exact = true // SASS runs on same-major GPUs of equal or higher minor
+				}
+			}
+			installed := py != nil && tfInstalled(py)
+			judged := tfv
+			if !installed {
+				judged = orDefault(mustPin(s), tfv) // the release doctor would install
+			}
+			if fail, known := knowledge.KnownCCFailure(judged, g.ComputeCapability); known && !exact {
+				ccFailure(p, g, installed, judged, fail, ev).ID = id
+				continue
+			}
 			if len(sass)+len(ptx) > 0 {
 				all := append(append([]knowledge.VersionNumber{}, sass...), ptx...)
 				lo, hi := minMaxCC(all)
 				hiSASS := knowledge.VersionNumber(nil)
 				if len(sass) > 0 {
 					_, hiSASS = minMaxCC(sass)
-				}
-				exact := false
-				for _, v := range sass {
-					if v.Major() == cc.Major() && knowledge.CompareVersions(v, cc) <= 0 {
-						exact = true // SASS runs on same-major GPUs of equal or higher minor
-					}
 				}
 				var ptxOK bool
 				for _, v := range ptx {
@@ -557,10 +607,13 @@ no PTX at all. The list is build_info.py's cuda_compute_capabilities.`,
 				switch {
 				case knowledge.CompareVersions(cc, lo) < 0:
 					p.Error("unsupported_compute_capability", fmt.Sprintf("GPU %d (%s, compute capability %s) is older than TensorFlow %s supports (from %s)", g.Index, g.Name, g.ComputeCapability, tfv, lo),
-						"TensorFlow ignores GPUs below its minimum compute capability.", ev, pipInstallOlderHint(s, tfv)).ID = id
+						"TensorFlow ignores GPUs below its minimum compute capability."+olderAdvice(s, tfv), ev, olderTFFix(s, tfv)).ID = id
 				case !exact && !ptxOK:
 					p.Error("unsupported_compute_capability", fmt.Sprintf("TensorFlow %s has no code for GPU %d (%s, compute capability %s)", tfv, g.Index, g.Name, g.ComputeCapability),
 						fmt.Sprintf("The build carries %s; without matching SASS or PTX kernels fail with \"device kernel image is invalid\".", strings.Join(caps, ", ")), ev, pipInstallTF(s, mustPin(s), false)).ID = id
+				case !exact && cc.Major() >= 10:
+					p.Warn("unsupported_compute_capability", fmt.Sprintf("TensorFlow %s has no SASS for GPU %d (compute capability %s): only the PTX for %s", tfv, g.Index, g.ComputeCapability, hi),
+						"Whether the driver's PTX JIT works for this GPU with this release is not verified; TensorFlow 2.16 to 2.21 fail on Blackwell GPUs with CUDA_ERROR_INVALID_PTX.", ev, pipInstallTF(s, mustPin(s), false)).ID = id
 				case !exact:
 					p.Warn("unsupported_compute_capability", fmt.Sprintf("TensorFlow %s JIT-compiles its kernels for GPU %d (compute capability %s)", tfv, g.Index, g.ComputeCapability),
 						fmt.Sprintf("The build has SASS up to %s and PTX for %s: the first start JIT-compiles PTX, which can take 30 minutes (cached afterwards).", hiSASS, hi), ev, pipInstallTF(s, mustPin(s), false)).ID = id
@@ -572,22 +625,121 @@ no PTX at all. The list is build_info.py's cuda_compute_capabilities.`,
 			if haveRow {
 				min := knowledge.Version(row.MinCC)
 				ev["min_compute_capability"] = row.MinCC
+				ev["min_compute_capability_source"] = row.Source
 				if knowledge.CompareVersions(cc, min) < 0 {
-					f := p.add(SevWarning, "unsupported_compute_capability", fmt.Sprintf("GPU %d (compute capability %s) is below TensorFlow's minimum %s", g.Index, g.ComputeCapability, row.MinCC),
-						"tensorflow.org/install/pip: "+row.Supported+".", ev, nil)
+					what := "TensorFlow " + tfv
+					if tfv == "" {
+						what = "any TensorFlow release"
+					}
+					f := p.add(SevWarning, "unsupported_compute_capability", fmt.Sprintf("GPU %d (compute capability %s) is below the minimum of %s (%s)", g.Index, g.ComputeCapability, what, row.MinCC),
+						what+" supports "+row.Supported+"."+olderAdvice(s, tfv), ev, []Fix{olderTFFix(s, tfv)})
 					if row.Mark.Verified() {
 						f.Severity = SevError
 					}
 					f.ID = id
 					continue
 				}
-				p.OKf(fmt.Sprintf("GPU %d compute capability %s (TensorFlow supports %s)", g.Index, g.ComputeCapability, row.Supported), ev).ID = id
+				what := "TensorFlow"
+				if tfv != "" {
+					what += " " + tfv
+				}
+				p.OKf(fmt.Sprintf("GPU %d compute capability %s (%s supports %s)", g.Index, g.ComputeCapability, what, row.Supported), ev).ID = id
 			}
 		}
 		if len(p.findings) == 0 {
 			p.OK("compute capability not judged")
 		}
 	},
+}
+
+// ccFailure reports a GPU that a TensorFlow release is known to fail on,
+// with what works today; unverified workarounds are named as such and
+// never become steps.
+func ccFailure(p *Pass, g host.GPU, installed bool, judged string, fail knowledge.CCFailure, ev Ev) *Finding {
+	ev["known_failure_source"] = fail.Source
+	ev["known_failure_mark"] = string(fail.Mark)
+	var steps, unverified []string
+	for _, w := range fail.Works {
+		if w.Mark.Verified() {
+			steps = append(steps, w.Text+" ("+w.Source+")")
+		} else {
+			unverified = append(unverified, w.Text)
+		}
+	}
+	detail := fail.What + "."
+	if len(unverified) > 0 {
+		detail += " Not verified: " + strings.Join(unverified, "; ") + "."
+	}
+	fix := Fix{ID: FixOlderTensorFlow, Title: "Use a TensorFlow build that supports this GPU", Risk: RiskSafe, Manual: true, Steps: steps}
+	title := fmt.Sprintf("TensorFlow %s fails on GPU %d (%s, compute capability %s)", judged, g.Index, g.Name, g.ComputeCapability)
+	sev := SevWarning
+	if fail.Mark.Verified() {
+		sev = SevError
+	}
+	if !installed {
+		// Not installed: a warning about the release doctor would install.
+		title = fmt.Sprintf("TensorFlow %s, the newest release for this Python, fails on GPU %d (%s, compute capability %s)", judged, g.Index, g.Name, g.ComputeCapability)
+		sev = SevWarning
+	}
+	var fixes []Fix
+	if len(steps) > 0 {
+		fixes = []Fix{fix}
+	}
+	return p.add(sev, "unsupported_compute_capability", title, detail, ev, fixes)
+}
+
+// olderAdvice names the newest release that supports the GPUs and the
+// Python, and why no newer one does.
+func olderAdvice(s *host.Snapshot, tfv string) string {
+	c, ok := tfPinChoice(s)
+	if !ok {
+		return " No TensorFlow release supports both this Python and this GPU." + whyText(c)
+	}
+	if c.Build.TF == tfv {
+		return ""
+	}
+	return fmt.Sprintf(" TensorFlow %s is the newest release for Python %s%s.%s", c.Build.TF, majorMinorOf(pyVersion(s)), forGPUs(s), whyText(c))
+}
+
+func whyText(c knowledge.TFChoice) string {
+	if len(c.Why) == 0 {
+		return ""
+	}
+	return " Newer releases do not fit: " + strings.Join(c.Why, "; ") + "."
+}
+
+func pyVersion(s *host.Snapshot) string {
+	if s.Python != nil {
+		return s.Python.Version
+	}
+	return ""
+}
+
+// olderTFFix installs the newest release that supports the GPUs and the
+// Python, when there is one and it is not what is installed.
+func olderTFFix(s *host.Snapshot, tfv string) Fix {
+	if c, ok := tfPinChoice(s); ok && c.Build.TF != tfv && s.Python != nil && s.Python.Found {
+		return pipInstallTF(s, c.Build.TF, false)
+	}
+	return pipInstallOlderHint(s, tfv)
+}
+
+// forGPUs names the GPUs' compute capabilities for a recommendation
+// (" and GPU compute capability 5.2").
+func forGPUs(s *host.Snapshot) string {
+	ccs := gpuCCs(s)
+	if len(ccs) == 0 {
+		return ""
+	}
+	seen := map[string]bool{}
+	var u []string
+	for _, c := range ccs {
+		if !seen[c] {
+			seen[c] = true
+			u = append(u, c)
+		}
+	}
+	return " and GPU compute capability " + strings.Join(u, ", ")
 }
 
 func mustPin(s *host.Snapshot) string {
@@ -601,9 +753,11 @@ func pipInstallOlderHint(s *host.Snapshot, tfv string) Fix {
 			"Older TensorFlow releases (and CUDA 11 builds) cover older architectures; or build TensorFlow from source with TF_CUDA_COMPUTE_CAPABILITIES set"}}
 }
 
-var ccRE = regexp.MustCompile(`(\d)(\d+)$`)
+// ccRE reads the digits of an architecture name: all but the last are the
+// major, the last is the minor ("sm_86" 8.6, "sm_100" 10.0, "sm_120a" 12.0).
+var ccRE = regexp.MustCompile(`(\d+)(\d)[a-z]?$`)
 
-// parseCC reads "sm_86", "compute_90", "8.6" or "86".
+// parseCC reads "sm_86", "compute_90", "sm_120", "sm_90a", "8.6" or "86".
 func parseCC(c string) knowledge.VersionNumber {
 	if strings.Contains(c, ".") {
 		if v := knowledge.Version(c); len(v) >= 2 {

@@ -109,3 +109,11 @@ func FuzzParseVisibleDevices(f *testing.F) {
 		}
 	})
 }
+
+func TestParseCC(t *testing.T) {
+	for in, want := range map[string]string{"sm_86": "8.6", "compute_90": "9.0", "sm_100": "10.0", "sm_120": "12.0", "compute_120": "12.0", "sm_90a": "9.0", "sm_100a": "10.0", "8.6": "8.6", "86": "8.6", "12.0": "12.0", "sm_": "", "x": ""} {
+		if got := parseCC(in).String(); got != want {
+			t.Errorf("parseCC(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -160,14 +160,35 @@ func (a AlwaysLib) SonameFor(cudaMajor int) string {
 	return strings.ReplaceAll(a.Soname, "<cuda major>", strconv.Itoa(cudaMajor))
 }
 
-// CCRow is the minimum compute capability of a range of TF versions.
+// CCRow is the minimum compute capability of a range of TF versions
+// (major.minor, both ends included; Max "" is open).
 type CCRow struct {
 	Min       string `json:"tf_min"`
 	Max       string `json:"tf_max"`
 	MinCC     string `json:"min"`
 	Supported string `json:"supported"`
 	Mark      Mark   `json:"v"`
+	Source    string `json:"source"`
 	Note      string `json:"note"`
+}
+
+// CCWorkaround is one thing said to work for a GPU the wheels fail on.
+type CCWorkaround struct {
+	Text   string `json:"text"`
+	Mark   Mark   `json:"v"`
+	Source string `json:"source"`
+}
+
+// CCFailure is a GPU generation that a range of TensorFlow releases is
+// known to fail on although the build carries PTX it could JIT-compile.
+type CCFailure struct {
+	MinCC  string         `json:"cc_min"`
+	Min    string         `json:"tf_min"`
+	Max    string         `json:"tf_max"`
+	Mark   Mark           `json:"v"`
+	What   string         `json:"what"`
+	Source string         `json:"source"`
+	Works  []CCWorkaround `json:"works"`
 }
 
 // XLAData is where XLA looks for ptxas and libdevice.
@@ -220,7 +241,8 @@ type compatFile struct {
 		Mark   Mark     `json:"v"`
 	} `json:"wheel_lib_dirs"`
 	CC struct {
-		Rows []CCRow `json:"rows"`
+		Rows    []CCRow     `json:"rows"`
+		Failing []CCFailure `json:"known_failing"`
 	} `json:"compute_capability"`
 	XLA XLAData `json:"xla"`
 }
@@ -273,6 +295,75 @@ func TFForPython(py string, maxCUDAMajor int) (TFBuild, bool) {
 		return r, true
 	}
 	return TFBuild{}, false
+}
+
+// TFChoice is the TensorFlow release doctor recommends and why newer
+// releases were passed over.
+type TFChoice struct {
+	Build TFBuild
+	// Why says, for each reason newer releases were passed over, which
+	// releases and why ("TensorFlow 2.17.0 to 2.21.0 need compute
+	// capability 6.0 or higher; GPU 0 has 5.2").
+	Why []string
+}
+
+// NewestTF returns the newest tested build whose Python range holds py,
+// whose CUDA major is at most maxCUDAMajor (when > 0: what the driver
+// runs) and whose wheels support every compute capability in ccs.
+func NewestTF(py string, maxCUDAMajor int, ccs []string) (TFChoice, bool) {
+	type span struct{ newest, oldest, text string }
+	var order []string
+	skipped := map[string]*span{}
+	skip := func(key, tf, text string) {
+		if sp, ok := skipped[key]; ok {
+			sp.oldest = tf
+			return
+		}
+		skipped[key] = &span{newest: tf, oldest: tf, text: text}
+		order = append(order, key)
+	}
+	why := func() []string {
+		var out []string
+		for _, k := range order {
+			sp := skipped[k]
+			r := "TensorFlow " + sp.newest
+			if sp.oldest != sp.newest {
+				r = "TensorFlow " + sp.oldest + " to " + sp.newest
+			}
+			out = append(out, r+": "+sp.text)
+		}
+		return out
+	}
+	for _, r := range compat.TensorFlowBuilds.Rows {
+		if !r.SupportsPython(py) {
+			skip("python", r.TF, "no build for Python "+majorMinor(py))
+			continue
+		}
+		if maxCUDAMajor > 0 && r.CUDAMajor() > maxCUDAMajor {
+			skip("cuda", r.TF, fmt.Sprintf("built with CUDA %d, newer than the driver runs (CUDA %d)", r.CUDAMajor(), maxCUDAMajor))
+			continue
+		}
+		bad := ""
+		for _, cc := range ccs {
+			if ok, row := SupportsCC(r.TF, cc); !ok {
+				bad = fmt.Sprintf("the wheels support %s; the GPU has %s", row.Supported, cc)
+				skip("cc"+row.MinCC, r.TF, bad)
+				break
+			}
+		}
+		if bad != "" {
+			continue
+		}
+		return TFChoice{Build: r, Why: why()}, true
+	}
+	return TFChoice{Why: why()}, false
+}
+
+func majorMinor(v string) string {
+	if n := Version(v); len(n) >= 2 {
+		return n[:2].String()
+	}
+	return v
 }
 
 // PythonRange returns the oldest and newest Python minor any tested
@@ -443,19 +534,73 @@ func WheelLibDirs(cudaMajor int) ([]string, Mark) {
 }
 
 // MinComputeCapability returns the minimum compute capability of a
-// TensorFlow version.
+// TensorFlow version (by major.minor). For "" (no TensorFlow installed)
+// it returns the most permissive row: a GPU below it has no release at all.
 func MinComputeCapability(version string) (CCRow, bool) {
 	v := Version(version)
+	if len(v) == 0 {
+		var best *CCRow
+		for i := range compat.CC.Rows {
+			r := &compat.CC.Rows[i]
+			if best == nil || CompareVersions(Version(r.MinCC), Version(best.MinCC)) < 0 {
+				best = r
+			}
+		}
+		if best == nil {
+			return CCRow{}, false
+		}
+		return *best, true
+	}
 	for _, r := range compat.CC.Rows {
-		if len(v) > 0 && CompareVersions(v, Version(r.Min)) < 0 {
-			continue
+		if inMinorRange(v, r.Min, r.Max) {
+			return r, true
 		}
-		if r.Max != "" && len(v) > 0 && CompareVersions(v, Version(r.Max)) > 0 {
-			continue
-		}
-		return r, true
 	}
 	return CCRow{}, false
+}
+
+// SupportsCC reports whether a TensorFlow release's wheels support a GPU of
+// compute capability cc ("5.2"), by the minimum of its row, and the row.
+// Unknown versions or capabilities count as supported (nothing to hold
+// against them).
+func SupportsCC(version, cc string) (bool, CCRow) {
+	c := Version(cc)
+	row, ok := MinComputeCapability(version)
+	if !ok || len(c) < 2 || len(Version(version)) == 0 {
+		return true, row
+	}
+	return CompareVersions(c[:2], Version(row.MinCC)) >= 0, row
+}
+
+// KnownCCFailure returns the known failure of a TensorFlow release on a GPU
+// of compute capability cc, when the table has one.
+func KnownCCFailure(version, cc string) (CCFailure, bool) {
+	v, c := Version(version), Version(cc)
+	if len(v) == 0 || len(c) < 2 {
+		return CCFailure{}, false
+	}
+	for _, f := range compat.CC.Failing {
+		if CompareVersions(c[:2], Version(f.MinCC)) >= 0 && inMinorRange(v, f.Min, f.Max) {
+			return f, true
+		}
+	}
+	return CCFailure{}, false
+}
+
+// CCFailures lists the known failures (for doctor rules and tests).
+func CCFailures() []CCFailure { return append([]CCFailure(nil), compat.CC.Failing...) }
+
+// inMinorRange reports whether v's major.minor lies in [lo, hi] (hi ""
+// is open).
+func inMinorRange(v VersionNumber, lo, hi string) bool {
+	mm := v
+	if len(mm) > 2 {
+		mm = mm[:2]
+	}
+	if CompareVersions(mm, Version(lo)) < 0 {
+		return false
+	}
+	return hi == "" || CompareVersions(mm, Version(hi)) <= 0
 }
 
 // XLA returns where XLA looks for its CUDA data (ptxas, libdevice).

@@ -213,9 +213,6 @@ func TestLookups(t *testing.T) {
 	if subs, _ := CudnnSublibraries(9); len(subs) == 0 {
 		t.Errorf("no cuDNN 9 sub-libraries")
 	}
-	if cc, ok := MinComputeCapability("2.20.0"); !ok || cc.MinCC != "3.5" {
-		t.Errorf("min CC = %+v", cc)
-	}
 	if x := XLA(); x.Libdevice == "" || len(x.TFRelative) == 0 {
 		t.Errorf("XLA data empty")
 	}
@@ -236,4 +233,97 @@ func TestMarks(t *testing.T) {
 	if MarkU.Verified() || !MarkS.Verified() || MarkV.Weaker(MarkU) != MarkU || MarkS.Weaker(MarkV) != MarkS {
 		t.Errorf("marks")
 	}
+}
+
+// Issue 12, item 1: the minimum compute capability by TensorFlow release,
+// each row with its source and mark.
+func TestMinComputeCapability(t *testing.T) {
+	for _, c := range []struct {
+		tf, min string
+		mark    Mark
+	}{
+		{"2.21.0", "6.0", MarkV}, {"2.17.0", "6.0", MarkV}, {"2.17.1", "6.0", MarkV},
+		{"2.16.2", "5.0", MarkS}, {"2.15.0.post1", "5.0", MarkS},
+		{"2.14.0", "3.5", MarkV}, {"2.4.0", "3.5", MarkV},
+		{"", "3.5", MarkV}, // nothing installed: the most permissive row
+	} {
+		r, ok := MinComputeCapability(c.tf)
+		if !ok || r.MinCC != c.min || r.Mark != c.mark || r.Source == "" {
+			t.Errorf("MinComputeCapability(%q) = %s %s (source %q), want %s %s", c.tf, r.MinCC, r.Mark, r.Source, c.min, c.mark)
+		}
+	}
+	if ok, _ := SupportsCC("2.17.0", "5.2"); ok {
+		t.Errorf("2.17 supports Maxwell")
+	}
+	if ok, _ := SupportsCC("2.16.1", "5.2"); !ok {
+		t.Errorf("2.16 does not support Maxwell")
+	}
+	if ok, _ := SupportsCC("2.16.1", "3.7"); ok {
+		t.Errorf("a CUDA 12 build supports Kepler")
+	}
+}
+
+// Issue 12, item 1: the newest release for the GPU and the Python, and why.
+func TestNewestTF(t *testing.T) {
+	for _, c := range []struct {
+		py      string
+		maxCUDA int
+		ccs     []string
+		want    string
+		why     string
+	}{
+		{"3.12.3", 0, []string{"5.2"}, "2.16.1", "2.17.0 to 2.21.0: the wheels support compute capability 6.0 and higher"}, // GTX 980
+		{"3.12", 0, []string{"9.0"}, "2.21.0", ""},
+		{"3.9", 0, []string{"6.1"}, "2.20.0", "2.21.0: no build for Python 3.9"},
+		{"3.11", 0, []string{"3.7"}, "2.14.0", "2.15.0 to 2.16.1: the wheels support compute capability 5.0"}, // K80
+		{"3.12", 0, []string{"3.7"}, "", "2.16.1: the wheels support compute capability 5.0"},                 // nothing for Kepler + 3.12
+		{"3.10", 11, []string{"8.6"}, "2.14.0", "built with CUDA 12"},
+		{"3.12", 0, []string{"9.0", "5.2"}, "2.16.1", "6.0 and higher"}, // the oldest GPU decides
+	} {
+		got, ok := NewestTF(c.py, c.maxCUDA, c.ccs)
+		if got.Build.TF != c.want || ok != (c.want != "") || !strings.Contains(strings.Join(got.Why, "; "), c.why) {
+			t.Errorf("NewestTF(%s, %d, %v) = %q %v %q, want %q and why containing %q", c.py, c.maxCUDA, c.ccs, got.Build.TF, ok, got.Why, c.want, c.why)
+		}
+	}
+}
+
+// Issue 12, item 2: Blackwell on TensorFlow 2.16 to 2.21 is a known
+// failure with sources; what works is marked, and the unverified part too.
+func TestKnownCCFailure(t *testing.T) {
+	for _, c := range []struct {
+		tf, cc string
+		want   bool
+	}{
+		{"2.20.0", "12.0", true}, {"2.18.1", "10.0", true}, {"2.16.2", "12.0", true}, {"2.21.0", "12.0", true},
+		{"2.20.0", "9.0", false}, {"2.15.0", "12.0", false}, {"", "12.0", false}, {"2.20.0", "", false},
+	} {
+		f, ok := KnownCCFailure(c.tf, c.cc)
+		if ok != c.want {
+			t.Errorf("KnownCCFailure(%q, %q) = %v", c.tf, c.cc, ok)
+		}
+		if ok && (!f.Mark.Verified() || !strings.Contains(f.Source, "issues/101746") || !strings.Contains(f.What, "CUDA_ERROR_INVALID_PTX")) {
+			t.Errorf("failure row lacks its sources: %+v", f)
+		}
+	}
+	var marks []Mark
+	for _, f := range CCFailures() {
+		for _, w := range f.Works {
+			if w.Source == "" || w.Text == "" {
+				t.Errorf("workaround without text or source: %+v", w)
+			}
+			marks = append(marks, w.Mark)
+		}
+	}
+	if !containsMark(marks, MarkS) || !containsMark(marks, MarkU) {
+		t.Errorf("what works should have a secondary and an unverified part: %v", marks)
+	}
+}
+
+func containsMark(ms []Mark, m Mark) bool {
+	for _, x := range ms {
+		if x == m {
+			return true
+		}
+	}
+	return false
 }

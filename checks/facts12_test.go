@@ -1,0 +1,91 @@
+package checks_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tfdoctor/doctor/checks"
+)
+
+// Issue 12: the facts behind the checks, one test each.
+
+// Item 1: a Maxwell GPU with Python 3.12 is offered TensorFlow 2.16 at
+// most, and told why.
+func TestMaxwellPython312GetsTF216(t *testing.T) {
+	s := loadUpper(t, "gpu-machine-cuda13") // no TensorFlow installed
+	s.Python.Version = "3.12.3"
+	s.NVML.GPUs[0].ComputeCapability = "5.2"
+	s.NVML.GPUs[0].Name = "NVIDIA GeForce GTX 980"
+	f := only(t, runOne(t, checks.TensorFlowInstall, s), "python.tensorflow")
+	if !hasStep(&f, "'tensorflow[and-cuda]==2.16.1'") {
+		t.Errorf("GTX 980 + Python 3.12: %+v", f.Fixes)
+	}
+	if !strings.Contains(f.Detail, "compute capability 5.2") || !strings.Contains(f.Detail, "2.17.0 to 2.21.0") || !strings.Contains(f.Detail, "Maxwell") {
+		t.Errorf("the detail does not say why: %s", f.Detail)
+	}
+
+	// TensorFlow 2.17 installed (no build facts): below its verified
+	// minimum, an error, and the fix installs 2.16.1.
+	s = loadUpper(t, "tf216-healthy")
+	s.Python.TensorFlow.Version = "2.17.0"
+	s.Python.TensorFlow.BuildInfo.ComputeCapabilities = nil
+	s.NVML.GPUs[0].ComputeCapability = "5.2"
+	f = runOne(t, checks.ComputeCapability, s)[0]
+	if f.Severity != checks.SevError || !strings.Contains(f.Title, "6.0") || len(f.Fixes) == 0 || !hasStep(&f, "==2.16.1") {
+		t.Errorf("TF 2.17 on Maxwell: %s %q %+v", f.Severity, f.Title, f.Fixes)
+	}
+}
+
+// Item 2: Blackwell on 2.16-2.21 is a known failure, not "a slow first
+// start"; what works is printed, the unverified part is only named.
+func TestBlackwellKnownFailure(t *testing.T) {
+	for _, cc := range []string{"12.0", "10.0"} {
+		s := loadUpper(t, "tf216-healthy")
+		s.Python.TensorFlow.Version = "2.20.0"
+		s.Python.TensorFlow.BuildInfo.ComputeCapabilities = []string{"sm_60", "sm_70", "sm_80", "sm_89", "compute_90"}
+		s.NVML.GPUs[0].ComputeCapability = cc
+		f := runOne(t, checks.ComputeCapability, s)[0]
+		if f.Severity != checks.SevError || !strings.Contains(f.Title, "fails on GPU") || strings.Contains(f.Detail, "30 minutes") {
+			t.Errorf("cc %s: %s %q %s", cc, f.Severity, f.Title, f.Detail)
+		}
+		if !strings.Contains(f.Detail, "CUDA_ERROR_INVALID_PTX") || !strings.Contains(f.Detail, "Not verified") {
+			t.Errorf("cc %s detail: %s", cc, f.Detail)
+		}
+		if len(f.Fixes) != 1 || f.Fixes[0].ID != checks.FixOlderTensorFlow || !hasStep(&f, "NGC") || hasStep(&f, "sm_120") {
+			t.Errorf("cc %s fix (only the secondary workaround may be a step): %+v", cc, f.Fixes)
+		}
+	}
+	// A build that carries SASS for the GPU is judged by its build facts.
+	s := loadUpper(t, "tf216-healthy")
+	s.Python.TensorFlow.Version = "2.20.0"
+	s.Python.TensorFlow.BuildInfo.ComputeCapabilities = []string{"sm_90", "sm_100", "sm_120", "compute_120"}
+	s.NVML.GPUs[0].ComputeCapability = "12.0"
+	if f := runOne(t, checks.ComputeCapability, s)[0]; f.Severity != checks.SevOK {
+		t.Errorf("a build with sm_120 SASS: %s %q", f.Severity, f.Title)
+	}
+	// Not installed: the release doctor would install is known to fail: a warning.
+	s = loadUpper(t, "gpu-machine-cuda13")
+	s.NVML.GPUs[0].ComputeCapability = "12.0"
+	if f := runOne(t, checks.ComputeCapability, s)[0]; f.Severity != checks.SevWarning || !strings.Contains(f.Title, "fails on GPU") {
+		t.Errorf("no TensorFlow, Blackwell: %s %q", f.Severity, f.Title)
+	}
+}
+
+// Item 3: sm_100 and sm_120 are 10.0 and 12.0, not 1.00 and 1.20.
+func TestParseCCBlackwell(t *testing.T) {
+	s := loadUpper(t, "tf216-healthy")
+	s.NVML.GPUs[0].ComputeCapability = "10.0"
+	// sm_100 SASS covers 10.0; read as 1.00 it would be "older" and the
+	// GPU would lack kernels.
+	s.Python.TensorFlow.BuildInfo.ComputeCapabilities = []string{"sm_90", "sm_100", "compute_100"}
+	if f := runOne(t, checks.ComputeCapability, s)[0]; f.Severity != checks.SevOK {
+		t.Errorf("sm_100 on 10.0: %s %q", f.Severity, f.Title)
+	}
+	// A 6.1 GPU is older than a build whose oldest SASS is sm_100: read as
+	// 1.00 it would pass.
+	s.NVML.GPUs[0].ComputeCapability = "6.1"
+	s.Python.TensorFlow.BuildInfo.ComputeCapabilities = []string{"sm_100", "sm_120", "compute_120"}
+	if f := runOne(t, checks.ComputeCapability, s)[0]; f.Severity != checks.SevError || !strings.Contains(f.Title, "from 10.0") {
+		t.Errorf("6.1 against sm_100+: %s %q", f.Severity, f.Title)
+	}
+}
