@@ -23,7 +23,105 @@ func libsCollected(p *Pass) (*host.Libraries, *host.Python, bool) {
 		p.Skip("the CUDA libraries were not resolved")
 		return nil, nil, false
 	}
-	return p.Snap.Libraries, py, true
+	return TFLibraries(p.Snap), py, true
+}
+
+// TFLibraries judges the snapshot's resolved libraries with the knowledge
+// tables of this doctor: which TensorFlow (the installed one, else the
+// newest release for the examined Python), the CUDA and cuDNN it was built
+// with (build_info.py, else the table), and which of the resolved
+// libraries it dlopens (Needed, with the mark and required flag of the
+// table) or not (Present). A needed soname the snapshot did not resolve
+// is Unresolved: not checked, never missing. Snapshots recorded before
+// the gather stopped judging hold Needed and Present instead of Resolved;
+// they are judged again from those. nil when s has no libraries.
+func TFLibraries(s *host.Snapshot) *host.Libraries {
+	raw := s.Libraries
+	if raw == nil {
+		return nil
+	}
+	l := *raw
+	l.Needed, l.Present, l.CUDA, l.CUDNN, l.BuildFrom = nil, nil, "", "", ""
+	py := s.Python
+	var bi *host.BuildInfo
+	switch {
+	case py != nil && py.TensorFlow != nil && py.TensorFlow.Importable && py.TensorFlow.Version != "":
+		l.TFVersion, l.TFVersionFrom = py.TensorFlow.Version, "installed"
+		bi = py.TensorFlow.BuildInfo
+	case raw.TFVersionFrom == "installed" && raw.TFVersion != "":
+		// Kept: the Python facts are not in this snapshot.
+	default:
+		pyv := ""
+		if py != nil {
+			pyv = py.Version
+		}
+		if row, ok := knowledge.TFForPython(pyv, 0); ok {
+			l.TFVersion, l.TFVersionFrom = row.TF, "recommended"
+		} else {
+			l.TFVersion, l.TFVersionFrom = knowledge.TFBuilds()[0].TF, "latest"
+		}
+	}
+	if row, ok := knowledge.TFBuildFor(l.TFVersion); ok {
+		l.CUDA, l.CUDNN, l.BuildFrom = row.CUDA, row.CUDNN, "compat table"
+	}
+	buildCUDA, buildCUDNN := "", ""
+	if bi != nil {
+		buildCUDA, buildCUDNN = bi.CUDAVersion, bi.CUDNNVersion
+	}
+	if buildCUDA != "" {
+		l.CUDA, l.BuildFrom = buildCUDA, "build_info"
+		if bv := knowledge.Version(buildCUDNN); len(bv) > 0 && (len(bv) > 1 || bv.Major() != knowledge.Version(l.CUDNN).Major()) {
+			l.CUDNN = buildCUDNN
+		}
+	}
+	needs, mark := knowledge.TFNeeds(l.TFVersion, buildCUDA, buildCUDNN, knowledge.Version(l.CUDA).Major())
+	l.SonameMark = string(mark)
+
+	pool := raw.Resolved
+	if len(pool) == 0 { // recorded before Resolved
+		pool = append(append([]host.Library{}, raw.Needed...), raw.Present...)
+	}
+	bySoname := map[string]host.Library{}
+	for _, lib := range pool {
+		if _, dup := bySoname[lib.Soname]; !dup {
+			bySoname[lib.Soname] = lib
+		}
+	}
+	needed := map[string]bool{}
+	take := func(name, soname string, mark knowledge.Mark, required bool, loadedBy string) host.Library {
+		lib, ok := bySoname[soname]
+		if !ok {
+			lib = host.Library{Name: name, Soname: soname, Unresolved: true}
+		}
+		lib.Mark, lib.Required, lib.LoadedBy = string(mark), required, loadedBy
+		needed[soname] = true
+		return lib
+	}
+	for _, n := range needs {
+		l.Needed = append(l.Needed, take(n.Name, n.Soname, n.Mark, n.Required, ""))
+	}
+	// cuDNN's sub-libraries are dlopened by libcudnn itself.
+	for _, main := range l.Needed {
+		if main.Name != "cudnn" || !main.Found {
+			continue
+		}
+		major := knowledge.Version(strings.TrimPrefix(main.Soname, "libcudnn.so.")).Major()
+		subs, smark := knowledge.CudnnSublibraries(major)
+		for _, sub := range subs {
+			l.Needed = append(l.Needed, take(sub, "lib"+sub+".so."+fmt.Sprint(major), smark, false, main.Soname))
+		}
+		break
+	}
+	for _, lib := range pool {
+		if needed[lib.Soname] || !(lib.Found || len(lib.OffPath) > 0 || len(lib.Shadowed) > 0 || len(lib.Rejected) > 0 || len(lib.NotInCache) > 0) {
+			continue
+		}
+		needed[lib.Soname] = true // once
+		lib.Mark, lib.Required = "", false
+		l.Present = append(l.Present, lib)
+	}
+	sort.SliceStable(l.Present, func(i, j int) bool { return l.Present[i].Soname < l.Present[j].Soname })
+	return &l
 }
 
 // tfUsesGPU reports whether an installed TensorFlow is a build that would
@@ -174,9 +272,14 @@ only give warnings unless no copy of any version exists.`,
 			return
 		}
 		missing := 0
+		var unresolved []string
 		for _, lib := range l.Needed {
 			cause := libCause(lib.Name)
 			if cause == "" || (!lib.Required && lib.LoadedBy == "") {
+				continue
+			}
+			if lib.Unresolved {
+				unresolved = append(unresolved, lib.Soname)
 				continue
 			}
 			id := p.check.ID + "/" + lib.Name
@@ -218,7 +321,11 @@ only give warnings unless no copy of any version exists.`,
 					ev, repairLibsFix(s, l, py, lib)...).ID = id
 			}
 		}
-		if missing == 0 {
+		if len(unresolved) > 0 {
+			p.Skip(fmt.Sprintf("the snapshot holds no resolution of %s (recorded with other compatibility tables); gather again to check them",
+				strings.Join(unresolved, ", "))).ID = p.check.ID + "/unresolved"
+		}
+		if missing == 0 && len(unresolved) == 0 {
 			p.OKf(fmt.Sprintf("%s resolve for TensorFlow %s", plural(countFound(l.Needed), "library", "libraries"), l.TFVersion),
 				Ev{"needed": needed, "present": present, "search_path": searchPathLines(l)})
 		}

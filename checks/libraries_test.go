@@ -32,13 +32,30 @@ func ids(fs []checks.Finding) []string {
 	return out
 }
 
-func neededLib(s *host.Snapshot, soname string) *host.Library {
-	for i := range s.Libraries.Needed {
-		if s.Libraries.Needed[i].Soname == soname {
-			return &s.Libraries.Needed[i]
+// resolvedLib is the snapshot's resolution of a soname (the raw fact the
+// checks judge), added as not found when the snapshot lacks it.
+func resolvedLib(s *host.Snapshot, soname string) *host.Library {
+	l := s.Libraries
+	for i := range l.Resolved {
+		if l.Resolved[i].Soname == soname {
+			return &l.Resolved[i]
 		}
 	}
-	return nil
+	name := strings.TrimPrefix(strings.SplitN(soname, ".so", 2)[0], "lib")
+	l.Resolved = append(l.Resolved, host.Library{Name: name, Soname: soname})
+	return &l.Resolved[len(l.Resolved)-1]
+}
+
+// judgedLib is how the checks judge a soname of the snapshot.
+func judgedLib(t *testing.T, s *host.Snapshot, soname string) host.Library {
+	t.Helper()
+	for _, l := range checks.TFLibraries(s).Needed {
+		if l.Soname == soname {
+			return l
+		}
+	}
+	t.Fatalf("%s is not among TensorFlow's needs", soname)
+	return host.Library{}
 }
 
 func TestUpperChecksRegistered(t *testing.T) {
@@ -58,28 +75,27 @@ func TestUpperChecksRegistered(t *testing.T) {
 // libcufft.so.11 is a warning; with no copy at all, an error.
 func TestUnverifiedSonameOnlyWarns(t *testing.T) {
 	s := loadUpper(t, "tf216-healthy")
-	fft := neededLib(s, "libcufft.so.11")
-	if fft == nil || fft.Mark != "U" {
-		t.Fatalf("libcufft.so.11 should come from the unverified row: %+v", fft)
+	if j := judgedLib(t, s, "libcufft.so.11"); j.Mark != "U" {
+		t.Fatalf("libcufft.so.11 should come from the unverified row: %+v", j)
 	}
+	fft := resolvedLib(s, "libcufft.so.11")
 	fft.Found, fft.Path = false, ""
 	fs := runOne(t, checks.CUDALibraries, s)
 	if f := only(t, fs, "libs.cuda_libraries/cufft"); f.Severity != checks.SevError || f.Cause != "libcufft_missing" {
 		t.Errorf("no copy at all: %s %s", f.Severity, f.Cause)
 	}
-	s.Libraries.Present = append(s.Libraries.Present, host.Library{Name: "cufft", Soname: "libcufft.so.10", Found: true, Path: "/usr/lib/x86_64-linux-gnu/libcufft.so.10"})
+	*resolvedLib(s, "libcufft.so.10") = host.Library{Name: "cufft", Soname: "libcufft.so.10", Found: true, Path: "/usr/lib/x86_64-linux-gnu/libcufft.so.10"}
 	fs = runOne(t, checks.CUDALibraries, s)
 	if f := only(t, fs, "libs.cuda_libraries/cufft"); f.Severity != checks.SevWarning || !strings.Contains(f.Detail, "libcufft.so.10") {
 		t.Errorf("another major present: %s %q", f.Severity, f.Detail)
 	}
 	// A soname from the build's own facts (cudnn_version 8 -> libcudnn.so.8,
 	// mark V) is an error even with libcudnn.so.9 around.
-	dnn := neededLib(s, "libcudnn.so.8")
-	if dnn.Mark != "V" {
-		t.Fatalf("libcudnn.so.8 mark %s", dnn.Mark)
+	if j := judgedLib(t, s, "libcudnn.so.8"); j.Mark != "V" {
+		t.Fatalf("libcudnn.so.8 mark %s", j.Mark)
 	}
-	dnn.Found = false
-	s.Libraries.Present = append(s.Libraries.Present, host.Library{Name: "cudnn", Soname: "libcudnn.so.9", Found: true, Path: "/x/libcudnn.so.9"})
+	resolvedLib(s, "libcudnn.so.8").Found = false
+	*resolvedLib(s, "libcudnn.so.9") = host.Library{Name: "cudnn", Soname: "libcudnn.so.9", Found: true, Path: "/x/libcudnn.so.9"}
 	fs = runOne(t, checks.CUDALibraries, s)
 	if f := only(t, fs, "libs.cuda_libraries/cudnn"); f.Severity != checks.SevError {
 		t.Errorf("cudnn from build_info: %s", f.Severity)
@@ -88,7 +104,7 @@ func TestUnverifiedSonameOnlyWarns(t *testing.T) {
 
 func TestMissingDependency(t *testing.T) {
 	s := loadUpper(t, "tf216-healthy")
-	so := neededLib(s, "libcusolver.so.11")
+	so := resolvedLib(s, "libcusolver.so.11")
 	so.MissingDeps = []string{"libnvJitLink.so.12"}
 	f := only(t, runOne(t, checks.CUDALibraries, s), "libs.cuda_libraries/cusolver")
 	if f.Severity != checks.SevError || f.Cause != "libcusolver_missing" || !strings.Contains(f.Title, "libnvJitLink.so.12") {
@@ -131,7 +147,7 @@ func TestDriverCUDA(t *testing.T) {
 	}
 	// A CUDA 13 library that loads on a CUDA 12 driver.
 	s := loadUpper(t, "tf216-healthy")
-	dnn := neededLib(s, "libcudnn.so.8")
+	dnn := resolvedLib(s, "libcudnn.so.8")
 	dnn.CUDAMajor, dnn.CUDAMajorFrom = 13, "wheel nvidia-cudnn-cu13"
 	f := only(t, runOne(t, checks.DriverCUDA, s), "libs.driver_cuda/cudnn")
 	if f.Severity != checks.SevError {

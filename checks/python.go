@@ -552,8 +552,8 @@ is build_info.py's cuda_compute_capabilities.`,
 				caps = bi.ComputeCapabilities
 			}
 		}
-		if tfv == "" && s.Libraries != nil {
-			tfv = s.Libraries.TFVersion
+		if l := TFLibraries(s); tfv == "" && l != nil {
+			tfv = l.TFVersion
 		}
 		var sass, ptx []knowledge.VersionNumber
 		for _, c := range caps {

@@ -7,13 +7,6 @@ import (
 	"github.com/tfdoctor/doctor/host"
 )
 
-// ExplainFrameworkLog, when set, reads the framework rung's standard error
-// with doctor explain's log signatures and returns the cause they point at
-// (with a title). The framework check uses it when its own reading of the
-// probe's failure is generic. Package rules sets it once explain's engine
-// exists; checks cannot import rules.
-var ExplainFrameworkLog func(log string) (cause, title string, ok bool)
-
 // Runtime checks turn the verification ladder (Snapshot.Verification) into
 // findings. The ladder itself runs in package verify; these only read its
 // result, so a saved snapshot replays them.
@@ -197,8 +190,23 @@ func lastLogLines(s string, n int) string {
 }
 
 // genericCauses are what the ladder reports when it cannot tell more; the
-// snapshot or explain's log signatures may.
+// snapshot or explain's log signatures may (the framework rung's stderr is
+// read by package rules, an explicit step after the checks).
 var genericCauses = map[string]bool{"gpu_compute_failed": true, "framework_import_failed": true}
+
+// GenericRungCause reports whether a rung's cause says no more than that
+// the rung failed.
+func GenericRungCause(cause string) bool { return genericCauses[cause] }
+
+// RungFixes are the repairs for a rung's cause, as the runtime checks
+// attach them.
+func RungFixes(s *host.Snapshot, cause string) []Fix {
+	fixes := rungFixes(s, cause)
+	for i := range fixes {
+		fixes[i] = Normalize(fixes[i])
+	}
+	return fixes
+}
 
 // refineRungCause sharpens a rung's cause with what the snapshot knows.
 func refineRungCause(s *host.Snapshot, r *host.Rung) string {
@@ -210,11 +218,6 @@ func refineRungCause(s *host.Snapshot, r *host.Rung) string {
 		return "container_runtime_no_gpu"
 	case cause == "gpu_compute_failed" && r.Name != host.RungFramework && len(s.KernelLog.Xids) > 0:
 		return "gpu_hardware_xid_error"
-	}
-	if genericCauses[cause] && r.Name == host.RungFramework && r.Stderr != "" && ExplainFrameworkLog != nil {
-		if c, _, ok := ExplainFrameworkLog(r.Stderr); ok && c != "" && c != "benign_warning_only" && c != "healthy" {
-			return c
-		}
 	}
 	if cause == "" {
 		return "gpu_compute_failed"

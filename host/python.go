@@ -160,21 +160,24 @@ type JupyterKernel struct {
 	Error      string `json:"error,omitempty"`
 }
 
-// Libraries is how the CUDA libraries that TensorFlow needs resolve, the way
-// the dynamic loader and TensorFlow's dso_loader resolve them.
+// Libraries is how the CUDA libraries resolve, the way the dynamic loader
+// and TensorFlow's dso_loader resolve them. The snapshot records facts
+// only: which files win for each soname (Resolved). Which of them the
+// TensorFlow needs, and with what verification mark, is judged by the
+// checks with the knowledge tables of the doctor that reads the snapshot
+// (checks.TFLibraries), so a newer doctor re-judges an old snapshot.
 type Libraries struct {
-	// TFVersion is the TensorFlow whose needs were resolved; TFVersionFrom
-	// says why this one: "installed", or "recommended" (the newest release
-	// for the examined Python, when TensorFlow is not installed).
+	// TFVersion is the installed TensorFlow whose search path was used
+	// (TFVersionFrom "installed"). Snapshots recorded before the judgment
+	// moved to checks may hold "recommended" or "latest" here, and the
+	// judged CUDA, CUDNN, BuildFrom, SonameMark, Needed and Present; the
+	// checks recompute all of them.
 	TFVersion     string `json:"tf_version,omitempty"`
 	TFVersionFrom string `json:"tf_version_from,omitempty"`
-	// CUDA and CUDNN are the versions TensorFlow was built with (from
-	// build_info.py, else the compatibility table).
-	CUDA      string `json:"cuda,omitempty"`
-	CUDNN     string `json:"cudnn,omitempty"`
-	BuildFrom string `json:"build_from,omitempty"` // build_info, compat table
-	// SonameMark is the verification mark of the soname table row used.
-	SonameMark string `json:"soname_mark,omitempty"`
+	CUDA          string `json:"cuda,omitempty"`
+	CUDNN         string `json:"cudnn,omitempty"`
+	BuildFrom     string `json:"build_from,omitempty"` // build_info, compat table
+	SonameMark    string `json:"soname_mark,omitempty"`
 	// Caller is the object whose search path dlopen uses (TensorFlow's
 	// framework library, or an assumed one when TensorFlow is absent).
 	Caller *ELFObject `json:"caller,omitempty"`
@@ -184,10 +187,15 @@ type Libraries struct {
 	Cache         LDCacheInfo `json:"ld_cache"`
 	// LdConfDirs are the folders /etc/ld.so.conf names.
 	LdConfDirs []string `json:"ld_conf_dirs,omitempty"`
-	// Needed are the libraries TensorFlow dlopens, resolved.
-	Needed []Library `json:"needed"`
-	// Present are the other CUDA libraries found in the environment (other
-	// majors, other copies), resolved the same way.
+	// Resolved is every soname the gather resolved: each one any
+	// TensorFlow build of the knowledge tables may dlopen, the
+	// sub-libraries of every libcudnn found, and every other CUDA library
+	// present; found or not.
+	Resolved []Library `json:"resolved,omitempty"`
+	// Needed and Present are the judged split of Resolved (the libraries
+	// TensorFlow dlopens, and the others). Recorded in older snapshots;
+	// filled by checks.TFLibraries now.
+	Needed  []Library `json:"needed,omitempty"`
 	Present []Library `json:"present,omitempty"`
 	Toolkit Toolkit   `json:"toolkit"`
 	XLA     XLAInfo   `json:"xla"`
@@ -225,6 +233,10 @@ type Library struct {
 	Mark string `json:"mark,omitempty"`
 	// Required: TensorFlow registers no GPU without it.
 	Required bool `json:"required,omitempty"`
+	// Unresolved is set by the checks on a library TensorFlow needs that
+	// the snapshot holds no resolution of (recorded with other tables):
+	// unknown, not missing.
+	Unresolved bool `json:"unresolved,omitempty"`
 	// LoadedBy names the library that dlopens this one (cudnn sub-libraries).
 	LoadedBy string `json:"loaded_by,omitempty"`
 	Found    bool   `json:"found"`

@@ -225,28 +225,15 @@ func (g *gatherer) resolveLibraries(ctx context.Context, py *Python, condaOwners
 	r.conda = py.CondaPackages
 	t.step("ld_cache")
 
-	// Which TensorFlow, built with what.
+	// Which TensorFlow: the installed one, as a fact. What it needs is
+	// judged by the checks (checks.TFLibraries); the gather resolves every
+	// soname any build of the knowledge tables may dlopen.
 	tf := py.TensorFlow
 	var bi *BuildInfo
 	if tf != nil && tf.Importable && tf.Version != "" {
 		libs.TFVersion, libs.TFVersionFrom = tf.Version, "installed"
 		bi = tf.BuildInfo
-	} else if row, ok := knowledge.TFForPython(py.Version, 0); ok {
-		libs.TFVersion, libs.TFVersionFrom = row.TF, "recommended"
-	} else {
-		libs.TFVersion, libs.TFVersionFrom = knowledge.TFBuilds()[0].TF, "latest"
 	}
-	if row, ok := knowledge.TFBuildFor(libs.TFVersion); ok {
-		libs.CUDA, libs.CUDNN, libs.BuildFrom = row.CUDA, row.CUDNN, "compat table"
-	}
-	if bi != nil && bi.CUDAVersion != "" {
-		libs.CUDA, libs.BuildFrom = bi.CUDAVersion, "build_info"
-		if bv := knowledge.Version(bi.CUDNNVersion); len(bv) > 0 && (len(bv) > 1 || bv.Major() != knowledge.Version(libs.CUDNN).Major()) {
-			libs.CUDNN = bi.CUDNNVersion
-		}
-	}
-	cudaMajor := knowledge.Version(libs.CUDA).Major()
-
 	// The caller and its loaders.
 	var chain []*ELFObject
 	var exeObj *ELFObject
@@ -273,7 +260,7 @@ func (g *gatherer) resolveLibraries(ctx context.Context, py *Python, condaOwners
 		}
 		if site != "" {
 			tfDir = path.Join(site, "tensorflow")
-			chain = append(chain, g.assumedTFObject(site, cudaMajor))
+			chain = append(chain, g.assumedTFObject(site))
 		}
 	}
 	if exeObj != nil {
@@ -312,45 +299,37 @@ func (g *gatherer) resolveLibraries(ctx context.Context, py *Python, condaOwners
 	r.index(uniqueStrings(dirs))
 	t.step("index")
 
-	// Resolve TensorFlow's needs, then the libraries they load.
-	needs, mark := needsFor(libs.TFVersion, bi, cudaMajor)
-	libs.SonameMark = string(mark)
+	// Resolve every soname a TensorFlow build may dlopen, then what each
+	// libcudnn found loads, then the other CUDA libraries present.
 	loaded := map[string]bool{}
-	neededSet := map[string]bool{}
-	for _, n := range needs {
-		lib := r.resolve(n.name, n.soname, chain, sp)
-		lib.Mark, lib.Required = string(n.mark), n.required
-		libs.Needed = append(libs.Needed, lib)
-		neededSet[n.soname] = true
+	resolved := map[string]bool{}
+	add := func(lib Library) {
+		libs.Resolved = append(libs.Resolved, lib)
+		resolved[lib.Soname] = true
 		if lib.Found {
-			loaded[n.soname] = true
+			loaded[lib.Soname] = true
 		}
 	}
-	// cuDNN's sub-libraries are dlopened by libcudnn itself.
-	for i := range libs.Needed {
-		main := libs.Needed[i]
+	for _, n := range candidateNeeds(libs.TFVersion, bi) {
+		add(r.resolve(n.Name, n.Soname, chain, sp))
+	}
+	for i := 0; i < len(libs.Resolved); i++ {
+		main := libs.Resolved[i]
 		if main.Name != "cudnn" || !main.Found || main.ELF == nil {
 			continue
 		}
 		major := knowledge.Version(strings.TrimPrefix(main.Soname, "libcudnn.so.")).Major()
-		subs, smark := knowledge.CudnnSublibraries(major)
+		subs, _ := knowledge.CudnnSublibraries(major)
 		subChain := append([]*ELFObject{main.ELF}, chain...)
 		subSP := r.searchPath(subChain)
 		for _, s := range subs {
 			so := "lib" + s + ".so." + itoa(major)
-			lib := r.resolve(s, so, subChain, subSP)
-			lib.Mark, lib.LoadedBy = string(smark), main.Soname
-			libs.Needed = append(libs.Needed, lib)
-			neededSet[so] = true
-			if lib.Found {
-				loaded[so] = true
+			if resolved[so] {
+				continue
 			}
-		}
-		break
-	}
-	for i := range libs.Needed {
-		if libs.Needed[i].Found {
-			libs.Needed[i].MissingDeps = r.missingDeps(&libs.Needed[i], loaded, chain)
+			lib := r.resolve(s, so, subChain, subSP)
+			lib.LoadedBy = main.Soname
+			add(lib)
 		}
 	}
 	t.step("needed")
@@ -358,11 +337,14 @@ func (g *gatherer) resolveLibraries(ctx context.Context, py *Python, condaOwners
 		return libs
 	}
 	for _, so := range r.presentSonames() {
-		if neededSet[so] {
-			continue
+		if !resolved[so] {
+			add(r.resolve(libName(so), so, chain, sp))
 		}
-		lib := r.resolve(libName(so), so, chain, sp)
-		libs.Present = append(libs.Present, lib)
+	}
+	for i := range libs.Resolved {
+		if libs.Resolved[i].Found {
+			libs.Resolved[i].MissingDeps = r.missingDeps(&libs.Resolved[i], loaded, chain)
+		}
 	}
 	t.step("present")
 	libs.Toolkit = g.toolkit(ctx)
@@ -375,15 +357,23 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // assumedTFObject models TensorFlow's framework library in a site folder
 // where TensorFlow is not installed: its RUNPATH names the wheel folders of
-// TensorFlow's CUDA major (knowledge.md 3.3) and every nvidia/*/lib folder
-// that exists there.
-func (g *gatherer) assumedTFObject(site string, cudaMajor int) *ELFObject {
+// every CUDA major the tables' TensorFlow builds use, the newest first
+// (knowledge.md 3.3), and every nvidia/*/lib folder that exists there.
+func (g *gatherer) assumedTFObject(site string) *ELFObject {
 	o := &ELFObject{Path: path.Join(site, "tensorflow", "libtensorflow_framework.so.2"), Assumed: true, HasRunPath: true}
-	wheelDirs, _ := knowledge.WheelLibDirs(cudaMajor)
 	seen := map[string]bool{}
-	for _, d := range wheelDirs {
-		o.RunPath = append(o.RunPath, "$ORIGIN/../"+d)
-		seen[d] = true
+	majors := map[int]bool{}
+	for _, b := range knowledge.TFBuilds() { // newest first
+		if m := b.CUDAMajor(); m > 0 && !majors[m] {
+			majors[m] = true
+			wheelDirs, _ := knowledge.WheelLibDirs(m)
+			for _, d := range wheelDirs {
+				if !seen[d] {
+					o.RunPath = append(o.RunPath, "$ORIGIN/../"+d)
+					seen[d] = true
+				}
+			}
+		}
 	}
 	ms, _ := filepath.Glob(g.path(path.Join(site, "nvidia", "*", "lib")))
 	sort.Strings(ms)
@@ -396,63 +386,38 @@ func (g *gatherer) assumedTFObject(site string, cudaMajor int) *ELFObject {
 	return o
 }
 
-// need is one library TensorFlow dlopens.
-type need struct {
-	name, soname string
-	mark         knowledge.Mark
-	required     bool
-}
-
-// needsFor lists the libraries a TensorFlow version dlopens: the soname
-// table row of its version (knowledge.md 3.2), corrected by the build's
-// own CUDA and cuDNN versions when build_info.py gives them (the rule that
-// the suffix is the library's major is verified; the build facts are the
-// installed TensorFlow's own).
-func needsFor(tfVersion string, bi *BuildInfo, cudaMajor int) ([]need, knowledge.Mark) {
-	row, ok := knowledge.SonamesFor(tfVersion)
-	mark := row.Mark
-	if !ok {
-		row, mark = knowledge.LatestSonames(), knowledge.MarkU
-	}
-	required, _ := knowledge.RequiredLibs()
-	isReq := map[string]bool{}
-	for _, n := range required {
-		isReq[n] = true
-	}
-	var out []need
-	for _, n := range []string{"cudart", "cublas", "cublasLt", "cufft", "curand", "cusolver", "cusparse", "cudnn"} {
-		so, m := row.Soname(n), mark
-		switch {
-		case bi != nil && bi.CUDAVersion != "" && (n == "cudart" || n == "cublas" || n == "cublasLt"):
-			// The CUDA runtime and cuBLAS carry the CUDA major.
-			v := knowledge.Version(bi.CUDAVersion)
-			if v.Major() >= 12 {
-				so, m = "lib"+n+".so."+itoa(v.Major()), knowledge.MarkV
-			} else if v.Major() == 11 {
-				if n == "cudart" {
-					so = "libcudart.so.11.0"
-				} else {
-					so = "lib" + n + ".so.11"
-				}
-				m = knowledge.MarkS
-			}
-		case bi != nil && bi.CUDNNVersion != "" && n == "cudnn":
-			if v := knowledge.Version(bi.CUDNNVersion); v.Major() > 0 {
-				so, m = "libcudnn.so."+itoa(v.Major()), knowledge.MarkV
+// candidateNeeds lists every library a TensorFlow build may dlopen: the
+// installed version's (with its own build facts) first, then those of
+// every build in the knowledge tables. Which of them the TensorFlow at hand
+// needs is the checks' judgment; the gather resolves them all.
+func candidateNeeds(tfVersion string, bi *BuildInfo) []knowledge.Need {
+	var out []knowledge.Need
+	seen := map[string]bool{}
+	add := func(ns []knowledge.Need) {
+		for _, n := range ns {
+			if n.Soname != "" && !seen[n.Soname] {
+				seen[n.Soname] = true
+				out = append(out, n)
 			}
 		}
-		if so == "" {
-			continue
-		}
-		out = append(out, need{name: n, soname: so, mark: m, required: isReq[n]})
 	}
-	for _, a := range knowledge.AlwaysLibs() {
-		if a.MinCUDAMajor > 0 && cudaMajor < a.MinCUDAMajor {
-			continue
+	if tfVersion != "" {
+		cuda, cudnn := "", ""
+		if bi != nil {
+			cuda, cudnn = bi.CUDAVersion, bi.CUDNNVersion
 		}
-		out = append(out, need{name: a.Lib, soname: a.SonameFor(cudaMajor), mark: a.Mark, required: a.Lib == "cuda"})
+		major := knowledge.Version(cuda).Major()
+		if row, ok := knowledge.TFBuildFor(tfVersion); ok && major == 0 {
+			major = row.CUDAMajor()
+		}
+		ns, _ := knowledge.TFNeeds(tfVersion, cuda, cudnn, major)
+		add(ns)
 	}
-	return out, mark
+	for _, b := range knowledge.TFBuilds() {
+		ns, _ := knowledge.TFNeeds(b.TF, "", "", b.CUDAMajor())
+		add(ns)
+	}
+	return out
 }
 
 var nvccRelease = regexp.MustCompile(`release (\d+\.\d+), V(\d+\.\d+\.\d+)`)

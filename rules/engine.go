@@ -136,6 +136,7 @@ func Evaluate(s *host.Snapshot, o Options) (*Report, error) {
 	for _, c := range list {
 		findings = append(findings, runCheck(c, s)...)
 	}
+	explainFrameworkFailure(s, findings)
 	r := Assemble(findings)
 	r.Tool = s.Tool
 	r.Verification = s.Verification

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tfdoctor/doctor/checks"
+	"github.com/tfdoctor/doctor/host"
 )
 
 // logCase is a log under testdata/explain/logs/<expected cause>/; the
@@ -59,14 +60,32 @@ func TestLogs(t *testing.T) {
 	}
 }
 
-// TestFrameworkLogHook: the runtime checks read a failed framework probe's
-// stderr with explain's engine.
-func TestFrameworkLogHook(t *testing.T) {
-	if checks.ExplainFrameworkLog == nil {
-		t.Fatal("package rules did not set checks.ExplainFrameworkLog")
-	}
-	cause, _, ok := checks.ExplainFrameworkLog("2024-01-01 E tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:423] Loaded runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4.  CuDNN library needs to have matching major version and equal or higher minor version.")
-	if !ok || cause != "cudnn_version_mismatch" {
-		t.Errorf("got %q %v", cause, ok)
+// TestFrameworkLogStep: after the checks, Evaluate reads a failed
+// framework probe's stderr with explain's engine (an explicit step, no
+// hook): the generic cause of the runtime check becomes the log's.
+func TestFrameworkLogStep(t *testing.T) {
+	stderr := "2024-01-01 E tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:423] Loaded runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4.  CuDNN library needs to have matching major version and equal or higher minor version."
+	for _, c := range []struct {
+		stderr, want, ladder string
+	}{
+		{stderr, "cudnn_version_mismatch", "gpu_compute_failed"},
+		{"", "gpu_compute_failed", ""},
+		{"nothing anyone recognises\n", "gpu_compute_failed", ""},
+	} {
+		s := &host.Snapshot{Verification: &host.Verification{Rungs: []host.Rung{{Name: host.RungFramework, Status: host.RungFail,
+			Cause: "gpu_compute_failed", Summary: "TensorFlow failed at matmul", Stderr: c.stderr}}}}
+		r, err := Evaluate(s, Options{Only: []string{checks.VerifyFramework.ID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f *checks.Finding
+		for i := range r.Findings {
+			if r.Findings[i].Check == checks.VerifyFramework.ID {
+				f = &r.Findings[i]
+			}
+		}
+		if f == nil || f.Cause != c.want || (c.ladder != "" && f.Evidence["ladder_cause"] != c.ladder) {
+			t.Errorf("stderr %.30q: %+v", c.stderr, f)
+		}
 	}
 }

@@ -309,8 +309,8 @@ func signatureCause(text string) string {
 
 // classifyProbeFailure picks the cause of a failed probe from its stage,
 // the exception and the framework's log. It knows only the commonest
-// signatures; doctor explain's log signatures refine it (see
-// checks.ExplainFrameworkLog).
+// signatures; doctor explain's log signatures refine it (package rules,
+// explainFrameworkFailure, after the checks).
 func classifyProbeFailure(res probeResult, stderr string, env map[string]string) string {
 	text := res.Error + "\n" + res.Traceback
 	e := envFrom(env)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/host"
 	"github.com/tfdoctor/doctor/internal/iostreams"
 	"github.com/tfdoctor/doctor/rules"
@@ -28,7 +29,8 @@ var cublasFromSnapshot = func(s *host.Snapshot) string {
 	if s == nil || s.Libraries == nil {
 		return ""
 	}
-	for _, l := range s.Libraries.Needed {
+	libs := checks.TFLibraries(s) // what TensorFlow needs is the checks' judgment
+	for _, l := range libs.Needed {
 		if l.Name == "cublas" && l.Found && l.Path != "" {
 			return l.Path
 		}
@@ -37,7 +39,7 @@ var cublasFromSnapshot = func(s *host.Snapshot) string {
 	// cuBLAS present in the environment stands in, so the GEMM still tests
 	// the libraries this environment has.
 	best := host.Library{}
-	for _, l := range s.Libraries.Present {
+	for _, l := range libs.Present {
 		if l.Name == "cublas" && l.Found && l.Path != "" && l.CUDAMajor >= best.CUDAMajor {
 			best = l
 		}
