@@ -65,6 +65,8 @@ var Causes = []Cause{
 	{"framework_import_failed", "Added by doctor: importing TensorFlow (or the fallback framework) failed for a reason no other check explains; the exception and the framework's log say why."},
 	{"gpu_busy_other_process", "Added by doctor: another process computes on the same GPU, so doctor's verification matmul ran far below the GPU's expected speed."},
 	{"gpu_slow_unexplained", "Added by doctor: the verification matmul ran far below the GPU model's expected speed and neither throttling, other processes nor the PCIe link explain it."},
+	{"framework_cpu_only_build", "Added by doctor: a CPU-only build of a framework other than TensorFlow is installed (PyTorch +cpu or 'not compiled with CUDA', jaxlib without its CUDA plugin, onnxruntime instead of onnxruntime-gpu, bitsandbytes without its CUDA library), so that framework cannot use the GPU."},
+	{"dev_shm_unusable", "Added by doctor: /dev/shm is too small (a container's 64 MB default) or not writable, so NCCL or PyTorch DataLoader workers cannot create their shared-memory segments."},
 }
 
 var causeIndex = func() map[string]int {

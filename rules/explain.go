@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -383,6 +384,21 @@ func (st *explainState) newDraft(id, cause string, sev checks.Severity, title, d
 // finding: WSL and containers are more specific than Windows paths.
 var contextOrder = []string{"wsl", "container", "windows", "jupyter"}
 
+// contextsOf lists the contexts a signature reacts to in precedence
+// order: those of contextOrder first, then the signature's own contexts
+// (ld_path_cudnn...) by name.
+func contextsOf(s *Signature) []string {
+	out := append([]string(nil), contextOrder...)
+	var own []string
+	for c := range s.Contexts {
+		if !slices.Contains(contextOrder, c) {
+			own = append(own, c)
+		}
+	}
+	sort.Strings(own)
+	return append(out, own...)
+}
+
 // resolve applies a signature's value cases and contexts to its draft.
 func (st *explainState) resolve(d *draft) {
 	s := d.sig
@@ -435,7 +451,7 @@ func (st *explainState) resolve(d *draft) {
 			apply(*s.By.Default, false)
 		}
 	}
-	for _, c := range contextOrder {
+	for _, c := range contextsOf(s) {
 		o, ok := s.Contexts[c]
 		if !ok || !st.has(c) || (o.From != "" && o.From != d.cause) {
 			continue
