@@ -52,6 +52,8 @@ const (
 	FixUseWSL2             = "use-wsl2"
 	FixOlderTensorFlow     = "older-tensorflow"
 	FixXidAction           = "xid-action"
+	FixFrameworkGPUBuild   = "framework-gpu-build"
+	FixDevShm              = "dev-shm"
 	// doctor watch's advice on the user's training code.
 	FixRunDoctor         = "run-doctor"
 	FixTFDataParallelMap = "tf-data-parallel-map"
@@ -187,6 +189,8 @@ var catalog = []FixSpec{
 	{ID: FixOlderTensorFlow, Title: "Use a TensorFlow build that supports this GPU, or a newer GPU", Risk: RiskSafe, Manual: true},
 	{ID: FixXidAction, Title: "Act on an Xid error", Risk: RiskSafe, Manual: true,
 		Params: []Param{{Name: "xid", Kind: ParamInt, Required: true, Doc: "the Xid code"}}},
+	{ID: FixFrameworkGPUBuild, Title: "Install the framework's CUDA build (PyTorch, JAX, ONNX Runtime, bitsandbytes)", Risk: RiskSafe, Manual: true},
+	{ID: FixDevShm, Title: "Give the job a large enough, writable /dev/shm", Risk: RiskSafe, Manual: true},
 	{ID: FixRunDoctor, Title: "Run doctor in the job's environment", Risk: RiskSafe, Manual: true},
 	{ID: FixTFDataParallelMap, Title: "Run the input pipeline's map() on several cores", Risk: RiskSafe, Manual: true},
 	{ID: FixTFDataPrefetch, Title: "Prepare the next batches while the GPU trains", Risk: RiskSafe, Manual: true},
