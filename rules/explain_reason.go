@@ -206,6 +206,13 @@ func (a ver) String() string {
 	return strings.Join(parts, ".")
 }
 
+// The compatibility numbers explain compares versions with come from the
+// one compatibility table, package knowledge (data/compat.json and, for
+// builds before TensorFlow 2.4 and CUDA 11, data/compat_older.json).
+
+// tfRow is the tested build configuration of a TensorFlow version.
+type tfRow struct{ TF, CUDA, Python, Mark string }
+
 // maxCUDAForDriver is the newest CUDA whose minimum Linux driver is at or
 // below the given driver version (NVIDIA's table).
 func (l *library) maxCUDAForDriver(driver string) (string, bool) {
@@ -214,8 +221,8 @@ func (l *library) maxCUDAForDriver(driver string) (string, bool) {
 		return "", false
 	}
 	best := ver(nil)
-	for _, r := range l.compat.CUDAMinDriver.Rows {
-		if parseVer(r.Driver).cmp(d) <= 0 {
+	for _, r := range knowledge.GADrivers() {
+		if parseVer(r.Linux).cmp(d) <= 0 {
 			if c := parseVer(r.CUDA); best == nil || c.cmp(best) > 0 {
 				best = c
 			}
@@ -228,37 +235,43 @@ func (l *library) maxCUDAForDriver(driver string) (string, bool) {
 }
 
 // tfRow finds the tested build configuration of a TensorFlow version.
-func (l *library) tfRow(tf string) (compatRow, bool) {
-	v := parseVer(tf)
-	if len(v) < 2 {
-		return compatRow{}, false
+func (l *library) tfRow(tf string) (tfRow, bool) {
+	b, ok := knowledge.TFBuildAnyFor(tf)
+	if !ok {
+		return tfRow{}, false
 	}
-	for _, r := range l.compat.TensorFlowCUDA.Rows {
-		rv := parseVer(r.TF)
-		if rv[0] == v[0] && rv[1] == v[1] {
-			return r, true
-		}
+	return tfRow{TF: majorMinorOf(b.TF), CUDA: b.CUDA, Python: b.Python, Mark: string(b.Mark)}, true
+}
+
+// newestTF is the newest tested TensorFlow build.
+func (l *library) newestTF() tfRow {
+	b := knowledge.TFBuilds()[0]
+	return tfRow{TF: majorMinorOf(b.TF), CUDA: b.CUDA, Python: b.Python, Mark: string(b.Mark)}
+}
+
+func majorMinorOf(v string) string {
+	if p := parseVer(v); len(p) >= 2 {
+		return p[:2].String()
 	}
-	return compatRow{}, false
+	return v
 }
 
 // familyFloor is the minimum driver of a CUDA major version (>= 11).
 func (l *library) familyFloor(major int) (string, bool) {
-	for _, r := range l.compat.CUDAFamilyFloor.Rows {
-		if r.CUDA == strconv.Itoa(major) {
-			return r.Driver, true
-		}
+	mc, ok := knowledge.MinorCompatFor(major)
+	if !ok || mc.LinuxFloor == "" {
+		return "", false
 	}
-	return "", false
+	return mc.LinuxFloor, true
 }
 
 // minDriverFor is the minimum driver of an exact CUDA version.
 func (l *library) minDriverFor(cuda string) (string, bool) {
 	c := parseVer(cuda)
-	for _, r := range l.compat.CUDAMinDriver.Rows {
+	for _, r := range knowledge.GADrivers() {
 		rv := parseVer(r.CUDA)
-		if len(c) >= 2 && rv[0] == c[0] && rv[1] == c[1] {
-			return r.Driver, true
+		if len(c) >= 2 && len(rv) >= 2 && rv[0] == c[0] && rv[1] == c[1] {
+			return r.Linux, true
 		}
 	}
 	return "", false
@@ -888,7 +901,7 @@ func reasonVersions(st *explainState) {
 		if py, f, ok := st.firstFact("python"); ok {
 			d.ev("python", py)
 			d.ev("python_line", quote(f))
-			newest := st.lib.compat.TensorFlowCUDA.Rows[0]
+			newest := st.lib.newestTF()
 			rng := newest.Python
 			tfName := "TensorFlow " + newest.TF
 			if tfv, _, ok := st.firstFact("tf_version"); ok {

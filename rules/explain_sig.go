@@ -113,33 +113,11 @@ type causeInfo struct {
 	Next  []string     `json:"next"`
 }
 
-type compatRow struct {
-	TF     string `json:"tf,omitempty"`
-	CUDA   string `json:"cuda"`
-	CuDNN  string `json:"cudnn,omitempty"`
-	Python string `json:"python,omitempty"`
-	Driver string `json:"driver,omitempty"`
-	Mark   string `json:"mark"`
-}
-
-type compatTable struct {
-	Source string      `json:"source"`
-	Rows   []compatRow `json:"rows"`
-}
-
-type compatFile struct {
-	Source          string      `json:"source"`
-	TensorFlowCUDA  compatTable `json:"tensorflow_cuda"`
-	CUDAMinDriver   compatTable `json:"cuda_min_driver"`
-	CUDAFamilyFloor compatTable `json:"cuda_family_min_driver"`
-}
-
 // library is everything explain loads from rules/signatures.
 type library struct {
 	sigs   []*Signature
 	byID   map[string]*Signature
 	causes map[string]causeInfo
-	compat compatFile
 	m      *matcher
 }
 
@@ -202,10 +180,6 @@ func parseLibrary(fsys fs.FS) (*library, error) {
 				errs = append(errs, fmt.Sprintf("%s: %v", name, err))
 			}
 			l.causes = cf.Causes
-		case "compat.json":
-			if err := decodeStrict(b, &l.compat); err != nil {
-				errs = append(errs, fmt.Sprintf("%s: %v", name, err))
-			}
 		default:
 			var sf sigFile
 			if err := decodeStrict(b, &sf); err != nil {

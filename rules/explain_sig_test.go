@@ -41,23 +41,12 @@ func TestShippedSignatures(t *testing.T) {
 			}
 		}
 	}
-	for _, row := range l.compat.TensorFlowCUDA.Rows {
-		if len(parseVer(row.TF)) != 2 || len(parseVer(row.CUDA)) != 2 || row.Mark == "" || len(strings.Split(row.Python, "-")) != 2 {
-			t.Errorf("compat tensorflow_cuda row %+v is malformed", row)
-		}
-	}
-	for _, row := range l.compat.CUDAMinDriver.Rows {
-		if len(parseVer(row.CUDA)) != 2 || len(parseVer(row.Driver)) < 2 || row.Mark == "" {
-			t.Errorf("compat cuda_min_driver row %+v is malformed", row)
-		}
-	}
 }
 
 // TestLibraryRejectsBadSignatures: the validation catches what a careless
 // edit of the data files introduces.
 func TestLibraryRejectsBadSignatures(t *testing.T) {
 	causes, _ := os.ReadFile("signatures/causes.json")
-	compat, _ := os.ReadFile("signatures/compat.json")
 	good := `{"id": "x.good", "title": "t", "doc": "d", "cause": "disk_full", "severity": "error", "keywords": ["disk"], "patterns": ["disk full"], "sources": ["s"], "examples": ["the disk full"]}`
 	cases := map[string]string{
 		"unknown cause":       `{"id": "x.a", "title": "t", "doc": "d", "cause": "no_such_cause", "severity": "error", "keywords": ["a"], "patterns": ["a"], "examples": ["a"]}`,
@@ -74,7 +63,6 @@ func TestLibraryRejectsBadSignatures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			fsys := fstest.MapFS{
 				"signatures/causes.json": {Data: causes},
-				"signatures/compat.json": {Data: compat},
 				"signatures/x.json":      {Data: []byte(`{"source": "test", "signatures": [` + good + `, ` + bad + `]}`)},
 			}
 			if _, err := parseLibrary(fsys); err == nil {
@@ -84,7 +72,6 @@ func TestLibraryRejectsBadSignatures(t *testing.T) {
 	}
 	fsys := fstest.MapFS{
 		"signatures/causes.json": {Data: causes},
-		"signatures/compat.json": {Data: compat},
 		"signatures/x.json":      {Data: []byte(`{"source": "test", "signatures": [` + good + `]}`)},
 	}
 	if _, err := parseLibrary(fsys); err != nil {
