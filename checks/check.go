@@ -142,7 +142,37 @@ type Check struct {
 	Causes []string
 	// Doc says what the check looks at and why it matters.
 	Doc string
-	Run func(*Pass)
+	// Requires names what the check's verdict rests on, as go/analysis's
+	// Analyzer.Requires does: other checks (by ID) and facts of the
+	// snapshot (host.FactNames). A failure of a required check explains
+	// this check's failures (the engine sets blocked_by from these
+	// declarations, never from position on the chain); a required fact
+	// that is unknown (its collector was skipped, failed or ran out of
+	// time) makes this check report "not checked" instead of running.
+	Requires []string
+	Run      func(*Pass)
+}
+
+// RequiredChecks returns the check IDs among c.Requires.
+func (c *Check) RequiredChecks() []string {
+	var out []string
+	for _, r := range c.Requires {
+		if !host.IsFact(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// RequiredFacts returns the facts among c.Requires.
+func (c *Check) RequiredFacts() []string {
+	var out []string
+	for _, r := range c.Requires {
+		if host.IsFact(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Pass is one run of one check over one snapshot.
@@ -152,11 +182,46 @@ type Pass struct {
 	findings []Finding
 }
 
-// Run runs c over s and returns its findings.
+// Run runs c over s and returns its findings. A check whose required
+// facts are not all known does not run: it reports "not checked" with the
+// facts that are unknown and why, never a verdict drawn from missing
+// evidence.
 func Run(c *Check, s *host.Snapshot) []Finding {
 	p := &Pass{Snap: s, check: c}
+	if why, ev := unknownFacts(c, s); why != "" {
+		p.Skip(why).Evidence = ev
+		return p.Findings()
+	}
 	c.Run(p)
 	return p.Findings()
+}
+
+// NotCheckedKey is the evidence key that lists the unknown facts of a check
+// that could not run.
+const NotCheckedKey = "unknown_facts"
+
+// unknownFacts says which required facts are unknown ("" when none).
+func unknownFacts(c *Check, s *host.Snapshot) (string, Ev) {
+	var names, whys []string
+	for _, f := range c.RequiredFacts() {
+		st := s.Fact(f)
+		if st.Known() {
+			continue
+		}
+		names = append(names, f)
+		whys = append(whys, fmt.Sprintf("%s unknown (%s)", f, orDefault(st.Why, "no evidence")))
+	}
+	if len(names) == 0 {
+		return "", nil
+	}
+	return strings.Join(whys, "; "), Ev{NotCheckedKey: names}
+}
+
+// NotChecked reports whether a finding says its check could not run for
+// want of evidence.
+func (f *Finding) NotChecked() bool {
+	_, ok := f.Evidence[NotCheckedKey]
+	return f.Skipped && ok
 }
 
 // Findings returns what the pass reported; a check that reported nothing
@@ -261,6 +326,7 @@ func Validate(all []*Check) error {
 			}
 		}
 	}
+	errs = append(errs, validateRequires(all)...)
 	sort.Strings(errs)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid check registry:\n  %s", strings.Join(errs, "\n  "))
@@ -276,4 +342,102 @@ func Lookup(all []*Check, id string) *Check {
 		}
 	}
 	return nil
+}
+
+// validateRequires checks the Requires declarations: every name is a check
+// of the registry or a fact (never both), no check requires itself or
+// twice, and the checks' requirements form no cycle.
+func validateRequires(all []*Check) []string {
+	var errs []string
+	// A registry may be a part of All (a test of one link): names are
+	// looked up in both.
+	byID := map[string]*Check{}
+	for _, c := range append(append([]*Check{}, All...), all...) {
+		if c != nil {
+			byID[c.ID] = c
+		}
+	}
+	for _, c := range all {
+		if c == nil {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, r := range c.Requires {
+			_, isCheck := byID[r]
+			switch {
+			case r == c.ID:
+				errs = append(errs, fmt.Sprintf("check %s: requires itself", c.ID))
+			case seen[r]:
+				errs = append(errs, fmt.Sprintf("check %s: requires %s twice", c.ID, r))
+			case isCheck && host.IsFact(r):
+				errs = append(errs, fmt.Sprintf("check %s: %q is both a check and a fact", c.ID, r))
+			case !isCheck && !host.IsFact(r):
+				errs = append(errs, fmt.Sprintf("check %s: requires %q, which is neither a check nor a fact (%s)", c.ID, r, strings.Join(host.FactNames(), ", ")))
+			}
+			seen[r] = true
+		}
+	}
+	// Depth-first search for a cycle among the required checks.
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	var visit func(id string) bool
+	visit = func(id string) bool {
+		switch color[id] {
+		case grey:
+			i := len(stack) - 1
+			for i > 0 && stack[i] != id {
+				i--
+			}
+			errs = append(errs, "requirement cycle: "+strings.Join(append(stack[i:], id), " -> "))
+			return false
+		case black:
+			return true
+		}
+		color[id] = grey
+		stack = append(stack, id)
+		ok := true
+		for _, r := range byID[id].Requires {
+			if _, isCheck := byID[r]; isCheck && r != id && ok {
+				ok = visit(r)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[id] = black
+		return ok
+	}
+	for _, c := range all {
+		if c != nil && color[c.ID] == white {
+			visit(c.ID)
+		}
+	}
+	return errs
+}
+
+// Closure returns every check that c requires, directly or through the
+// checks it requires (not c itself).
+func Closure(all []*Check, c *Check) map[string]bool {
+	byID := map[string]*Check{}
+	for _, x := range all {
+		byID[x.ID] = x
+	}
+	out := map[string]bool{}
+	var walk func(x *Check)
+	walk = func(x *Check) {
+		for _, r := range x.RequiredChecks() {
+			if out[r] || r == c.ID {
+				continue
+			}
+			if y := byID[r]; y != nil {
+				out[r] = true
+				walk(y)
+			}
+		}
+	}
+	walk(c)
+	return out
 }

@@ -16,10 +16,11 @@ var collectorLinks = map[string]Link{
 // Collectors reports collectors that failed or timed out, so that a gap in
 // the evidence is never mistaken for a healthy link.
 var Collectors = &Check{
-	ID:     "doctor.collectors",
-	Link:   LinkPlatform,
-	Title:  "Evidence collection",
-	Causes: []string{"check_incomplete"},
+	ID:       "doctor.collectors",
+	Link:     LinkPlatform,
+	Title:    "Evidence collection",
+	Causes:   []string{"check_incomplete"},
+	Requires: nil,
 	Doc: `Each collector runs under its own deadline. One that failed or ran out of
 time leaves its part of the snapshot empty; this check says which, so the
 report never passes a link it could not examine.`,

@@ -10,10 +10,11 @@ import (
 // NVMLDriver reads the driver through NVML: the best proof that the
 // user-space driver and the kernel module work together.
 var NVMLDriver = &Check{
-	ID:     "driver.nvml",
-	Link:   LinkDriver,
-	Title:  "NVIDIA driver (NVML)",
-	Causes: []string{"driver_missing", "driver_library_mismatch", "driver_unresponsive", "device_node_permission", "wsl_libcuda_not_found", "gpu_hardware_xid_error", "container_runtime_no_gpu", "check_incomplete"},
+	ID:       "driver.nvml",
+	Link:     LinkDriver,
+	Title:    "NVIDIA driver (NVML)",
+	Causes:   []string{"driver_missing", "driver_library_mismatch", "driver_unresponsive", "device_node_permission", "wsl_libcuda_not_found", "gpu_hardware_xid_error", "container_runtime_no_gpu", "check_incomplete"},
+	Requires: []string{"nvml", "platform.wsl1", "platform.container", "hardware.xid", "kernel.nouveau", "kernel.nvidia", "driver.wsl"},
 	Doc: `NVML (libnvidia-ml.so.1) is the driver's management library. If it cannot be
 loaded, the user-space driver is missing; "Driver/library version mismatch"
 means the libraries were upgraded while the old kernel module is still
@@ -123,10 +124,11 @@ func smiCause(out string) string {
 // NvidiaSMI runs nvidia-smi only to see that it works and to keep its error
 // text, which users recognise and search for.
 var NvidiaSMI = &Check{
-	ID:     "driver.nvidia_smi",
-	Link:   LinkDriver,
-	Title:  "nvidia-smi",
-	Causes: []string{"driver_unresponsive", "driver_missing", "driver_library_mismatch", "device_node_permission", "gpu_hardware_xid_error", "check_incomplete"},
+	ID:       "driver.nvidia_smi",
+	Link:     LinkDriver,
+	Title:    "nvidia-smi",
+	Causes:   []string{"driver_unresponsive", "driver_missing", "driver_library_mismatch", "device_node_permission", "gpu_hardware_xid_error", "check_incomplete"},
+	Requires: []string{"nvidia-smi", "driver.nvml", "driver.device_nodes"},
 	Doc: `nvidia-smi is the first thing users run. Its error text names the broken
 link ("couldn't communicate with the NVIDIA driver", "Driver/library version
 mismatch"). A run that hangs means the driver itself is stuck; doctor kills
@@ -166,10 +168,11 @@ it after a few seconds and reports it.`,
 // DeviceNodes checks that /dev/nvidiactl and /dev/nvidiaN exist and that this
 // user can open them.
 var DeviceNodes = &Check{
-	ID:     "driver.device_nodes",
-	Link:   LinkDriver,
-	Title:  "GPU device nodes",
-	Causes: []string{"device_node_permission", "wsl_libcuda_not_found"},
+	ID:       "driver.device_nodes",
+	Link:     LinkDriver,
+	Title:    "GPU device nodes",
+	Causes:   []string{"device_node_permission", "wsl_libcuda_not_found"},
+	Requires: []string{"platform", "modules", "devices", "kernel.nvidia", "platform.container", "driver.wsl"},
 	Doc: `CUDA opens /dev/nvidiactl, /dev/nvidiaN and /dev/nvidia-uvm read-write. They
 are created by nvidia-modprobe or udev; their group (video, render) decides
 who may use the GPU. Under WSL 2 the GPU is /dev/dxg instead.`,
@@ -245,10 +248,11 @@ func orDefault(s, d string) string {
 // WSLDriver checks the WSL 2 rules: only the Windows driver, its libcuda in
 // /usr/lib/wsl/lib, and that folder in the loader's path.
 var WSLDriver = &Check{
-	ID:     "driver.wsl",
-	Link:   LinkDriver,
-	Title:  "WSL 2 driver setup",
-	Causes: []string{"wsl_linux_driver_installed_inside_wsl", "wsl_libcuda_not_found"},
+	ID:       "driver.wsl",
+	Link:     LinkDriver,
+	Title:    "WSL 2 driver setup",
+	Causes:   []string{"wsl_linux_driver_installed_inside_wsl", "wsl_libcuda_not_found"},
+	Requires: []string{"platform", "modules"},
 	Doc: `Under WSL 2 the Windows NVIDIA driver is the only driver: it exposes
 libcuda.so.1 and nvidia-smi in /usr/lib/wsl/lib. NVIDIA: "users must not
 install any NVIDIA GPU Linux driver within WSL 2" — a Linux driver (from a

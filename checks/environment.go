@@ -94,10 +94,11 @@ func matchDevice(e string, gpus []host.GPU) (int, bool) {
 // CUDAVisibleDevices fails when CUDA_VISIBLE_DEVICES (or, in a container,
 // NVIDIA_VISIBLE_DEVICES) hides every GPU.
 var CUDAVisibleDevices = &Check{
-	ID:     "env.cuda_visible_devices",
-	Link:   LinkEnvironment,
-	Title:  "CUDA_VISIBLE_DEVICES",
-	Causes: []string{"cuda_visible_devices_hides_gpu"},
+	ID:       "env.cuda_visible_devices",
+	Link:     LinkEnvironment,
+	Title:    "CUDA_VISIBLE_DEVICES",
+	Causes:   []string{"cuda_visible_devices_hides_gpu"},
+	Requires: []string{"env"},
 	Doc: `CUDA shows a process only the devices CUDA_VISIBLE_DEVICES lists, reading
 entries in order and stopping at the first that matches no device.
 "-1", "" (set but empty), an index past the last GPU or an unknown UUID
@@ -154,10 +155,11 @@ and it stays in a shell rc file or conda env.`,
 
 // ComputeMode fails when a GPU's compute mode keeps this process off it.
 var ComputeMode = &Check{
-	ID:     "env.compute_mode",
-	Link:   LinkEnvironment,
-	Title:  "GPU compute mode",
-	Causes: []string{"compute_mode_prohibited"},
+	ID:       "env.compute_mode",
+	Link:     LinkEnvironment,
+	Title:    "GPU compute mode",
+	Causes:   []string{"compute_mode_prohibited"},
+	Requires: []string{"nvml", "driver.nvml"},
 	Doc: `A GPU in Prohibited compute mode accepts no CUDA context; one in Exclusive
 Process mode accepts one process at a time, so on shared machines and
 clusters a second job fails with "CUDA-capable device(s) is/are busy or
@@ -220,10 +222,11 @@ func otherProcesses(g host.GPU) []host.GPUProcess {
 // MIGConfig fails when MIG is on without instances, or a mode change waits
 // for a reset.
 var MIGConfig = &Check{
-	ID:     "env.mig",
-	Link:   LinkEnvironment,
-	Title:  "MIG mode",
-	Causes: []string{"mig_misconfigured"},
+	ID:       "env.mig",
+	Link:     LinkEnvironment,
+	Title:    "MIG mode",
+	Causes:   []string{"mig_misconfigured"},
+	Requires: []string{"nvml", "driver.nvml"},
 	Doc: `With Multi-Instance GPU mode on, CUDA sees only MIG instances, not the
 whole GPU. With MIG on and no instance created, CUDA sees nothing. A mode
 change takes effect only after a GPU reset, so current and pending can
@@ -260,10 +263,11 @@ differ.`,
 
 // OtherProcessesMemory finds other processes holding GPU memory.
 var OtherProcessesMemory = &Check{
-	ID:     "env.gpu_memory",
-	Link:   LinkEnvironment,
-	Title:  "GPU memory held by other processes",
-	Causes: []string{"gpu_out_of_memory_other_process"},
+	ID:       "env.gpu_memory",
+	Link:     LinkEnvironment,
+	Title:    "GPU memory held by other processes",
+	Causes:   []string{"gpu_out_of_memory_other_process"},
+	Requires: []string{"nvml", "driver.nvml"},
 	Doc: `TensorFlow maps nearly all free GPU memory at start-up; when other processes
 (a forgotten notebook kernel, another framework, another user's job) hold
 memory, TensorFlow fails with CUDA_ERROR_OUT_OF_MEMORY or cuDNN
@@ -337,10 +341,11 @@ func shortCmd(c string) string {
 // DiskSpace fails when a file system pip, conda or TensorFlow write to is
 // (nearly) full.
 var DiskSpace = &Check{
-	ID:     "env.disk",
-	Link:   LinkEnvironment,
-	Title:  "Free disk space",
-	Causes: []string{"disk_full"},
+	ID:       "env.disk",
+	Link:     LinkEnvironment,
+	Title:    "Free disk space",
+	Causes:   []string{"disk_full"},
+	Requires: []string{"disks"},
 	Doc: `tensorflow[and-cuda] downloads and unpacks about 3 GB of CUDA wheels; pip
 and conda fail half-way on a full disk ("No space left on device") and can
 leave a broken environment behind. XLA and cuDNN also write caches to /tmp

@@ -11,10 +11,11 @@ import (
 
 // XidErrors reads NVRM Xid lines from the kernel log.
 var XidErrors = &Check{
-	ID:     "hardware.xid",
-	Link:   LinkHardware,
-	Title:  "Kernel log: NVIDIA Xid errors",
-	Causes: []string{"gpu_hardware_xid_error"},
+	ID:       "hardware.xid",
+	Link:     LinkHardware,
+	Title:    "Kernel log: NVIDIA Xid errors",
+	Causes:   []string{"gpu_hardware_xid_error"},
+	Requires: []string{"platform", "kernel-log"},
 	Doc: `The NVIDIA kernel driver logs GPU faults as "NVRM: Xid (PCI:...): N, ...".
 Codes such as 79 (fallen off the bus), 48 (double-bit ECC), 62, 64, 74, 95,
 119 and 120 point at the GPU, its firmware or the bus and need a reset,
@@ -90,10 +91,11 @@ Xids are logged on the Windows side.`,
 // ECCErrors reads uncorrectable ECC counters and page retirement / row
 // remapping state.
 var ECCErrors = &Check{
-	ID:     "hardware.ecc",
-	Link:   LinkHardware,
-	Title:  "GPU memory ECC",
-	Causes: []string{"gpu_ecc_errors"},
+	ID:       "hardware.ecc",
+	Link:     LinkHardware,
+	Title:    "GPU memory ECC",
+	Causes:   []string{"gpu_ecc_errors"},
+	Requires: []string{"nvml", "driver.nvml"},
 	Doc: `Uncorrectable (double-bit) ECC errors since the driver loaded, a failed
 row remapping, or retirements waiting for a reset make CUDA calls fail with
 CUDA_ERROR_ECC_UNCORRECTABLE or put the GPU in a bad state. Data-center GPUs
@@ -144,10 +146,11 @@ only; consumer GPUs have no ECC.`,
 
 // PCIeLink compares the PCIe link width with what the GPU and slot allow.
 var PCIeLink = &Check{
-	ID:     "hardware.pcie",
-	Link:   LinkHardware,
-	Title:  "PCIe link",
-	Causes: []string{"pcie_link_degraded"},
+	ID:       "hardware.pcie",
+	Link:     LinkHardware,
+	Title:    "PCIe link",
+	Causes:   []string{"pcie_link_degraded"},
+	Requires: []string{"nvml", "driver.nvml"},
 	Doc: `A GPU whose PCIe link trained narrower than it can (x8 or x4 instead of
 x16) moves data to the GPU at a fraction of the speed: a badly seated card,
 a riser, or a slot shared with another device. A lower link generation at

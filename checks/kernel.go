@@ -8,10 +8,11 @@ import (
 
 // Nouveau fails when the open-source nouveau driver holds the GPU.
 var Nouveau = &Check{
-	ID:     "kernel.nouveau",
-	Link:   LinkKernel,
-	Title:  "nouveau driver",
-	Causes: []string{"nouveau_conflict"},
+	ID:       "kernel.nouveau",
+	Link:     LinkKernel,
+	Title:    "nouveau driver",
+	Causes:   []string{"nouveau_conflict"},
+	Requires: []string{"platform", "modules", "pci"},
 	Doc: `nouveau, the kernel's open-source driver for NVIDIA GPUs, binds to the GPU
 at boot; the NVIDIA module then cannot take the device ("Unable to load the
 kernel module 'nvidia.ko'"). It must be blacklisted and the initramfs
@@ -69,10 +70,11 @@ var signatureRE = regexp.MustCompile(`(?i)module verification failed|Loading of 
 // not, why: not installed, not built for this kernel, or refused by Secure
 // Boot.
 var KernelModule = &Check{
-	ID:     "kernel.nvidia",
-	Link:   LinkKernel,
-	Title:  "NVIDIA kernel module",
-	Causes: []string{"driver_missing", "kernel_module_not_built", "secure_boot_unsigned_module"},
+	ID:       "kernel.nvidia",
+	Link:     LinkKernel,
+	Title:    "NVIDIA kernel module",
+	Causes:   []string{"driver_missing", "kernel_module_not_built", "secure_boot_unsigned_module"},
+	Requires: []string{"platform", "modules", "kernel.nouveau"},
 	Doc: `CUDA needs the nvidia kernel module (/proc/driver/nvidia/version exists
 when it is loaded). If it is not loaded: with no NVIDIA user-space files at
 all the driver is missing; with the user-space driver but no module for the
@@ -157,10 +159,11 @@ driver serves the GPU.`,
 // UVMModule fails when nvidia_uvm (or its device node) is missing: CUDA
 // initialisation fails without it.
 var UVMModule = &Check{
-	ID:     "kernel.nvidia_uvm",
-	Link:   LinkKernel,
-	Title:  "nvidia_uvm module",
-	Causes: []string{"uvm_module_missing"},
+	ID:       "kernel.nvidia_uvm",
+	Link:     LinkKernel,
+	Title:    "nvidia_uvm module",
+	Causes:   []string{"uvm_module_missing"},
+	Requires: []string{"platform", "modules", "devices", "kernel.nvidia", "platform.container"},
 	Doc: `CUDA needs the Unified Memory module nvidia_uvm and its node /dev/nvidia-uvm.
 It is loaded on demand by nvidia-modprobe; when that fails (containers,
 after suspend, minimal installs) cuInit fails with CUDA_ERROR_UNKNOWN while

@@ -219,10 +219,11 @@ func repairLibsFix(s *host.Snapshot, l *host.Libraries, py *host.Python, lib hos
 // CUDALibraries resolves every library TensorFlow dlopens and reports the
 // missing ones; without TensorFlow it lists what is present.
 var CUDALibraries = &Check{
-	ID:     "libs.cuda_libraries",
-	Link:   LinkLibraries,
-	Title:  "CUDA libraries TensorFlow loads",
-	Causes: []string{"libcudart_missing", "libcublas_missing", "libcudnn_missing", "libcufft_missing", "libcusparse_missing", "libcusolver_missing"},
+	ID:       "libs.cuda_libraries",
+	Link:     LinkLibraries,
+	Title:    "CUDA libraries TensorFlow loads",
+	Causes:   []string{"libcudart_missing", "libcublas_missing", "libcudnn_missing", "libcufft_missing", "libcusparse_missing", "libcusolver_missing"},
+	Requires: []string{"python", "libraries"},
 	Doc: `TensorFlow dlopens lib<name>.so.<major> (libcudart, libcublas, libcublasLt,
 libcufft, libcusolver, libcusparse, libcudnn; knowledge.md 3.1-3.2) from its
 own libtensorflow_framework.so.2. The loader searches, in order: that
@@ -382,10 +383,11 @@ func tfCUDA(l *host.Libraries) knowledge.VersionNumber {
 // DriverCUDA judges whether the driver runs the CUDA that TensorFlow's
 // build (or the TensorFlow doctor recommends) needs.
 var DriverCUDA = &Check{
-	ID:     "libs.driver_cuda",
-	Link:   LinkLibraries,
-	Title:  "Driver runs TensorFlow's CUDA",
-	Causes: []string{"driver_too_old_for_cuda"},
+	ID:       "libs.driver_cuda",
+	Link:     LinkLibraries,
+	Title:    "Driver runs TensorFlow's CUDA",
+	Causes:   []string{"driver_too_old_for_cuda"},
+	Requires: []string{"python", "libraries", "driver.nvml"},
 	Doc: `A CUDA application needs a driver that supports its CUDA major: newer
 drivers run older CUDA majors (backward compatibility), and within a major
 any build runs on the major's minimum driver with a limited feature set
@@ -474,10 +476,11 @@ func driverFix(s *host.Snapshot, py *host.Python) []Fix {
 // CUDNNVersion checks that the cuDNN that loads is the major TensorFlow
 // was built with, and not an older minor.
 var CUDNNVersion = &Check{
-	ID:     "libs.cudnn_version",
-	Link:   LinkLibraries,
-	Title:  "cuDNN version",
-	Causes: []string{"cudnn_version_mismatch"},
+	ID:       "libs.cudnn_version",
+	Link:     LinkLibraries,
+	Title:    "cuDNN version",
+	Causes:   []string{"cudnn_version_mismatch"},
+	Requires: []string{"python", "libraries", "libs.cuda_libraries"},
 	Doc: `TensorFlow checks at start that the loaded cuDNN has the major it was
 built with and an equal or higher minor ("Loaded runtime CuDNN library:
 8.8.0 but source was compiled with: 8.9.4"); convolutions then fail with
@@ -570,10 +573,11 @@ func cudnnFix(s *host.Snapshot, l *host.Libraries, py *host.Python) []Fix {
 // CUDAMajorMismatch finds libraries that load but were built for another
 // CUDA major than TensorFlow.
 var CUDAMajorMismatch = &Check{
-	ID:     "libs.cuda_major",
-	Link:   LinkLibraries,
-	Title:  "CUDA libraries match TensorFlow's CUDA",
-	Causes: []string{"cuda_version_mismatch_tf_build"},
+	ID:       "libs.cuda_major",
+	Link:     LinkLibraries,
+	Title:    "CUDA libraries match TensorFlow's CUDA",
+	Causes:   []string{"cuda_version_mismatch_tf_build"},
+	Requires: []string{"python", "libraries"},
 	Doc: `Some sonames are shared across CUDA majors: libcusolver.so.11 exists in
 CUDA 11 and CUDA 12, libcurand.so.10 in 11, 12 and 13, libcudnn.so.9 in its
 cu12 and cu13 builds. The loader takes whichever comes first, and a
@@ -678,10 +682,11 @@ func ldPathFix(s *host.Snapshot, py *host.Python, remove []string) Fix {
 // LDLibraryPath finds LD_LIBRARY_PATH folders whose CUDA libraries win
 // over the ones TensorFlow's RUNPATH names.
 var LDLibraryPath = &Check{
-	ID:     "libs.ld_library_path",
-	Link:   LinkLibraries,
-	Title:  "LD_LIBRARY_PATH",
-	Causes: []string{"ld_library_path_pollution"},
+	ID:       "libs.ld_library_path",
+	Link:     LinkLibraries,
+	Title:    "LD_LIBRARY_PATH",
+	Causes:   []string{"ld_library_path_pollution"},
+	Requires: []string{"python", "libraries"},
 	Doc: `The loader searches LD_LIBRARY_PATH before the RUNPATH of TensorFlow's
 libraries, so a CUDA toolkit or an old cuDNN named there (guides tell users
 to export /usr/local/cuda/lib64) wins over the nvidia-* wheels that
@@ -794,10 +799,11 @@ func condaReinstallFix(py *host.Python, cp host.CondaPackage) Fix {
 
 // CondaFiles finds conda packages whose files are gone.
 var CondaFiles = &Check{
-	ID:     "libs.conda_files",
-	Link:   LinkLibraries,
-	Title:  "Conda packages complete",
-	Causes: []string{"libcudnn_missing", "libcublas_missing", "libcufft_missing", "libcusparse_missing", "libcusolver_missing", "libcudart_missing", "xla_ptxas_or_libdevice_missing", "tf_not_installed"},
+	ID:       "libs.conda_files",
+	Link:     LinkLibraries,
+	Title:    "Conda packages complete",
+	Causes:   []string{"libcudnn_missing", "libcublas_missing", "libcufft_missing", "libcusparse_missing", "libcusolver_missing", "libcudart_missing", "xla_ptxas_or_libdevice_missing", "tf_not_installed"},
+	Requires: []string{"python"},
 	Doc: `conda-meta/<package>.json lists every file a conda package installed.
 When files are gone (deleted by hand, a cleanup script, a failed
 transaction), conda still reports the package as installed, so
@@ -844,10 +850,11 @@ CUDA, cuDNN and TensorFlow packages; the fix is a forced reinstall.`,
 
 // XLAData checks that XLA can find libdevice and ptxas.
 var XLAData = &Check{
-	ID:     "libs.xla",
-	Link:   LinkLibraries,
-	Title:  "XLA's ptxas and libdevice",
-	Causes: []string{"xla_ptxas_or_libdevice_missing"},
+	ID:       "libs.xla",
+	Link:     LinkLibraries,
+	Title:    "XLA's ptxas and libdevice",
+	Causes:   []string{"xla_ptxas_or_libdevice_missing"},
+	Requires: []string{"python", "libraries"},
 	Doc: `XLA (jit_compile=True, and Keras 3's default jit_compile="auto" on GPU)
 compiles kernels with ptxas and links libdevice.10.bc. It looks in
 --xla_gpu_cuda_data_dir (XLA_FLAGS), /usr/local/cuda, /opt/cuda, the
@@ -924,10 +931,11 @@ XLA-compiled functions fail with "libdevice not found at
 // Toolkit notes the CUDA toolkit on PATH. TensorFlow does not use it, so a
 // version that differs from TensorFlow's is never an error.
 var Toolkit = &Check{
-	ID:     "libs.toolkit",
-	Link:   LinkLibraries,
-	Title:  "CUDA toolkit (nvcc)",
-	Causes: []string{"healthy"},
+	ID:       "libs.toolkit",
+	Link:     LinkLibraries,
+	Title:    "CUDA toolkit (nvcc)",
+	Causes:   []string{"healthy"},
+	Requires: []string{"python", "libraries"},
 	Doc: `nvcc and /usr/local/cuda are what "nvcc --version" shows and what guides
 ask users to match with TensorFlow. TensorFlow does not use the toolkit: it
 dlopens its runtime libraries (from the nvidia-* wheels, or whatever the

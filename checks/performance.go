@@ -16,10 +16,11 @@ var seriousThrottle = map[string]string{
 
 // Throttle reports clocks held down by thermal or power problems.
 var Throttle = &Check{
-	ID:     "perf.throttle",
-	Link:   LinkPerformance,
-	Title:  "Clock throttling",
-	Causes: []string{"gpu_throttled"},
+	ID:       "perf.throttle",
+	Link:     LinkPerformance,
+	Title:    "Clock throttling",
+	Causes:   []string{"gpu_throttled"},
+	Requires: []string{"nvml", "driver.nvml"},
 	Doc: `NVML's clock event reasons say why the GPU runs below its top clock.
 "GPU idle" and the software power cap are normal; hardware slowdown,
 thermal slowdown and power brake mean cooling or power delivery problems

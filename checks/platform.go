@@ -7,10 +7,11 @@ import (
 
 // WSL1 fails on WSL 1, which has no GPU paravirtualization.
 var WSL1 = &Check{
-	ID:     "platform.wsl1",
-	Link:   LinkPlatform,
-	Title:  "WSL version",
-	Causes: []string{"wsl1_no_gpu"},
+	ID:       "platform.wsl1",
+	Link:     LinkPlatform,
+	Title:    "WSL version",
+	Causes:   []string{"wsl1_no_gpu"},
+	Requires: []string{"platform"},
 	Doc: `Under WSL, only WSL 2 passes the GPU through (/dev/dxg and the Windows
 driver's libraries in /usr/lib/wsl/lib). A distribution running under WSL 1
 never sees a GPU, whatever is installed inside it.`,
@@ -38,10 +39,11 @@ never sees a GPU, whatever is installed inside it.`,
 // Container fails when the process runs in a container started without GPU
 // access while the host has one.
 var Container = &Check{
-	ID:     "platform.container",
-	Link:   LinkPlatform,
-	Title:  "Container GPU access",
-	Causes: []string{"container_runtime_no_gpu"},
+	ID:       "platform.container",
+	Link:     LinkPlatform,
+	Title:    "Container GPU access",
+	Causes:   []string{"container_runtime_no_gpu"},
+	Requires: []string{"platform", "devices"},
 	Doc: `Inside a container the GPU is visible only when the runtime passes the
 device nodes and driver libraries in (docker run --gpus all with the NVIDIA
 Container Toolkit, or a CDI device). /proc and /sys still show the host's

@@ -199,10 +199,11 @@ func pipInstallTF(s *host.Snapshot, version string, force bool) Fix {
 // PythonEnvironment reports the examined environment and whether its
 // Python is one TensorFlow supports.
 var PythonEnvironment = &Check{
-	ID:     "python.environment",
-	Link:   LinkPython,
-	Title:  "Python environment",
-	Causes: []string{"python_version_unsupported", "tf_not_installed"},
+	ID:       "python.environment",
+	Link:     LinkPython,
+	Title:    "Python environment",
+	Causes:   []string{"python_version_unsupported", "tf_not_installed"},
+	Requires: []string{"python"},
 	Doc: `The examined interpreter is --python, else the active conda env
 (CONDA_PREFIX) or venv (VIRTUAL_ENV), else python3 on PATH. Its version is
 read from pyvenv.cfg, conda-meta or the interpreter's name, without starting
@@ -283,10 +284,11 @@ var cpuOnlyDists = map[string]string{
 // TensorFlowInstall checks that TensorFlow is installed and is a build that
 // can use an NVIDIA GPU on this platform.
 var TensorFlowInstall = &Check{
-	ID:     "python.tensorflow",
-	Link:   LinkPython,
-	Title:  "TensorFlow install",
-	Causes: []string{"tf_not_installed", "tf_cpu_only_build_installed", "tf_windows_native_gpu_unsupported"},
+	ID:       "python.tensorflow",
+	Link:     LinkPython,
+	Title:    "TensorFlow install",
+	Causes:   []string{"tf_not_installed", "tf_cpu_only_build_installed", "tf_windows_native_gpu_unsupported"},
+	Requires: []string{"python", "python.environment"},
 	Doc: `Reads which TensorFlow distribution owns the tensorflow package that
 import finds, and its build facts from tensorflow/python/platform/
 build_info.py (is_cuda_build, cuda_version, cudnn_version), as files.
@@ -420,10 +422,11 @@ func staleOnly(py *host.Python) bool {
 // TensorFlowConflicts finds several TensorFlow distributions overwriting
 // one tensorflow/ folder, and copies that shadow the environment's.
 var TensorFlowConflicts = &Check{
-	ID:     "python.tf_conflict",
-	Link:   LinkPython,
-	Title:  "One TensorFlow installation",
-	Causes: []string{"multiple_tf_installs_conflict"},
+	ID:       "python.tf_conflict",
+	Link:     LinkPython,
+	Title:    "One TensorFlow installation",
+	Causes:   []string{"multiple_tf_installs_conflict"},
+	Requires: []string{"python"},
 	Doc: `tensorflow, tensorflow-cpu, tensorflow-gpu and tf-nightly all install the
 same tensorflow/ package folder: with two of them, the last install
 overwrote part of the other's files, and uninstalling one breaks the other.
@@ -522,10 +525,11 @@ extra distributions and reinstalls one pinned TensorFlow.`,
 // ComputeCapability compares the GPUs' compute capability with what the
 // TensorFlow build has kernels for.
 var ComputeCapability = &Check{
-	ID:     "python.compute_capability",
-	Link:   LinkPython,
-	Title:  "GPU architecture supported by the TensorFlow build",
-	Causes: []string{"unsupported_compute_capability"},
+	ID:       "python.compute_capability",
+	Link:     LinkPython,
+	Title:    "GPU architecture supported by the TensorFlow build",
+	Causes:   []string{"unsupported_compute_capability"},
+	Requires: []string{"nvml", "driver.nvml"},
 	Doc: `A TensorFlow wheel carries GPU code (SASS) for a list of architectures,
 and PTX only for the newest (tensorflow.org/install/pip). Older GPUs are
 ignored ("The minimum required Cuda capability is ..."): TensorFlow 2.17
@@ -787,10 +791,11 @@ func minMaxCC(vs []knowledge.VersionNumber) (lo, hi knowledge.VersionNumber) {
 // JupyterKernels checks that Jupyter runs the environment TensorFlow was
 // set up in.
 var JupyterKernels = &Check{
-	ID:     "python.jupyter",
-	Link:   LinkPython,
-	Title:  "Jupyter kernels",
-	Causes: []string{"jupyter_kernel_wrong_env"},
+	ID:       "python.jupyter",
+	Link:     LinkPython,
+	Title:    "Jupyter kernels",
+	Causes:   []string{"jupyter_kernel_wrong_env"},
+	Requires: []string{"python"},
 	Doc: `A notebook runs the interpreter its kernel's kernel.json names, not the
 shell's active environment: TensorFlow installed in one conda env or venv is
 missing (or CPU-only) in a notebook whose kernel points at another. doctor

@@ -20,10 +20,11 @@ var rungCauses = []string{
 
 // VerifyDriver is rung 1: a kernel compiled by the driver, run and checked.
 var VerifyDriver = &Check{
-	ID:     "runtime.driver_compute",
-	Link:   LinkRuntime,
-	Title:  "GPU computes through the driver",
-	Causes: rungCauses,
+	ID:       "runtime.driver_compute",
+	Link:     LinkRuntime,
+	Title:    "GPU computes through the driver",
+	Causes:   rungCauses,
+	Requires: []string{"ladder", "driver.nvml", "kernel.nvidia_uvm", "driver.device_nodes", "hardware.ecc", "env.cuda_visible_devices", "env.compute_mode", "env.mig", "env.gpu_memory"},
 	Doc: `doctor loads libcuda.so.1 itself (no CUDA toolkit, no Python), initialises
 CUDA, has the driver compile a small PTX kernel, runs it on GPU 0 over 2^20
 elements and checks every element. A failure here is below every library and
@@ -36,10 +37,11 @@ hang is reported as driver_unresponsive, never waited for.`,
 
 // VerifyLibraries is rung 2: GEMMs through cuBLAS, checked and timed.
 var VerifyLibraries = &Check{
-	ID:     "runtime.cublas_gemm",
-	Link:   LinkRuntime,
-	Title:  "cuBLAS GEMM on the GPU",
-	Causes: append([]string{"libcublas_missing"}, rungCauses...),
+	ID:       "runtime.cublas_gemm",
+	Link:     LinkRuntime,
+	Title:    "cuBLAS GEMM on the GPU",
+	Causes:   append([]string{"libcublas_missing"}, rungCauses...),
+	Requires: []string{"ladder", "runtime.driver_compute", "libs.cuda_libraries", "libs.cuda_major", "libs.driver_cuda", "libs.ld_library_path"},
 	Doc: `doctor loads the libcublas that TensorFlow would load and multiplies
 8192×8192 matrices generated on the GPU in float32 and, on compute capability
 8.0 and newer, TF32 and bfloat16. Each product is timed with CUDA events after
@@ -58,6 +60,7 @@ var VerifyFramework = &Check{
 	Causes: append([]string{"tf_not_installed", "tf_cpu_only_build_installed", "framework_import_failed", "libcudart_missing",
 		"libcublas_missing", "libcudnn_missing", "libcufft_missing", "libcusparse_missing", "libcusolver_missing",
 		"xla_ptxas_or_libdevice_missing"}, rungCauses...),
+	Requires: []string{"ladder", "runtime.cublas_gemm", "python.environment", "python.tensorflow", "python.tf_conflict", "python.compute_capability", "libs.cudnn_version", "libs.xla", "libs.conda_files"},
 	Doc: `doctor runs the examined Python with a probe: import TensorFlow, read its
 build info, list_physical_devices('GPU'), run a matmul placed on /GPU:0,
 confirm the placement, check the result and time it (warm-up, the result
@@ -261,10 +264,11 @@ func rungFixes(s *host.Snapshot, cause string) []Fix {
 // VerifySpeed turns a verification figure far under the GPU model's
 // expected speed into a finding, with what the GPU state says about why.
 var VerifySpeed = &Check{
-	ID:     "perf.verify_speed",
-	Link:   LinkPerformance,
-	Title:  "Verification matmul speed",
-	Causes: []string{"gpu_throttled", "gpu_busy_other_process", "pcie_link_degraded", "gpu_slow_unexplained"},
+	ID:       "perf.verify_speed",
+	Link:     LinkPerformance,
+	Title:    "Verification matmul speed",
+	Causes:   []string{"gpu_throttled", "gpu_busy_other_process", "pcie_link_degraded", "gpu_slow_unexplained"},
+	Requires: []string{"ladder", "runtime.cublas_gemm", "runtime.framework_matmul"},
 	Doc: `Each timed product of the ladder is set against the datasheet dense peak of
 the GPU model (a measured GEMM reaches 60-85% of it). A result under half of
 it means the GPU is held back: clocks throttled by heat or power, another

@@ -668,20 +668,27 @@ func TestJournalRecordsEverything(t *testing.T) {
 	}
 }
 
-// Without names, findings that the root cause explains wait for a later
-// run; named, they are planned.
-func TestBuildDefersBlockedFindings(t *testing.T) {
+// Without names, the fixes of every cause are planned, the root cause's
+// first, and findings that a cause explains (they rest on it) wait for a
+// later run; named, those are planned too.
+func TestBuildPlansCausesDefersConsequences(t *testing.T) {
 	e := newEnv(t)
-	root := checks.Finding{ID: "kernel.nouveau", Severity: checks.SevError, Link: checks.LinkKernel, Title: "nouveau",
-		Fixes: []checks.Fix{{ID: checks.FixBlacklistNouveau, Risk: checks.RiskModerate, NeedsRoot: true}}}
-	above := checks.Finding{ID: "env.cuda_visible_devices", Severity: checks.SevError, Link: checks.LinkEnvironment, Title: "hidden", Fixes: []checks.Fix{cvdFix}}
-	r := rules.Assemble([]checks.Finding{above, root})
+	root := checks.Finding{ID: "kernel.nvidia", Check: "kernel.nvidia", Cause: "driver_missing", Severity: checks.SevError, Link: checks.LinkKernel, Title: "no driver",
+		Fixes: []checks.Fix{{ID: checks.FixInstallDriver, Risk: checks.RiskDangerous, NeedsRoot: true, Steps: []string{"sudo apt-get install nvidia-driver"}}}}
+	consequence := checks.Finding{ID: "driver.device_nodes", Check: "driver.device_nodes", Cause: "device_node_permission", Severity: checks.SevError, Link: checks.LinkDriver, Title: "no nodes",
+		Fixes: []checks.Fix{{ID: checks.FixCreateDeviceNodes, Risk: checks.RiskSafe, NeedsRoot: true}}}
+	independent := checks.Finding{ID: "env.cuda_visible_devices", Check: "env.cuda_visible_devices", Cause: "cuda_visible_devices_hides_gpu", Severity: checks.SevError, Link: checks.LinkEnvironment, Title: "hidden", Fixes: []checks.Fix{cvdFix}}
+	r := rules.Assemble([]checks.Finding{independent, consequence, root})
 	plans, _, _ := Build(e.m, r, nil)
-	if len(plans) != 1 || plans[0].ID != checks.FixBlacklistNouveau || Deferred(r) != 1 {
-		t.Errorf("unnamed: %d plans, first %s, deferred %d", len(plans), plans[0].ID, Deferred(r))
+	var ids []string
+	for _, p := range plans {
+		ids = append(ids, p.ID)
 	}
-	plans, unused, _ := Build(e.m, r, []string{checks.FixUnsetCUDAVisibleDevices, checks.FixReboot})
-	if len(plans) != 1 || plans[0].ID != checks.FixUnsetCUDAVisibleDevices || len(unused) != 1 || unused[0] != checks.FixReboot {
+	if strings.Join(ids, " ") != checks.FixInstallDriver+" "+checks.FixUnsetCUDAVisibleDevices || Deferred(r) != 1 {
+		t.Errorf("unnamed: plans %v, deferred %d; want the driver install, then the variable, and the device nodes deferred", ids, Deferred(r))
+	}
+	plans, unused, _ := Build(e.m, r, []string{checks.FixCreateDeviceNodes, checks.FixReboot})
+	if len(plans) != 1 || plans[0].ID != checks.FixCreateDeviceNodes || len(unused) != 1 || unused[0] != checks.FixReboot {
 		t.Errorf("named: %d plans, unused %v", len(plans), unused)
 	}
 	if _, _, err := Build(e.m, r, []string{"no-such-fix"}); err == nil {
@@ -751,5 +758,22 @@ func TestEnvScopeFollowsTheOneResolver(t *testing.T) {
 	e.m.Env["PATH"] = filepath.Join(venv, "bin") + ":" + os.Getenv("PATH")
 	if got := e.m.envScope(PlanFix(e.m, fx, nil)); got.kind != scopeConda {
 		t.Errorf("with the snapshot's conda Python: scope %s", got.kind)
+	}
+}
+
+// The plan's order follows what rests on what, not the order findings come
+// in: the driver install before the fix of a finding that assumes a driver.
+func TestDependencyOrder(t *testing.T) {
+	nodes := &checks.Finding{ID: "driver.device_nodes", Check: "driver.device_nodes"}
+	cvd := &checks.Finding{ID: "env.cuda_visible_devices", Check: "env.cuda_visible_devices"}
+	driver := &checks.Finding{ID: "kernel.nvidia", Check: "kernel.nvidia"}
+	rung := &checks.Finding{ID: "runtime.driver_compute", Check: "runtime.driver_compute", Cause: "cuda_visible_devices_hides_gpu"}
+	var got []string
+	for _, f := range dependencyOrder([]*checks.Finding{rung, nodes, cvd, driver}) {
+		got = append(got, f.ID)
+	}
+	want := "env.cuda_visible_devices kernel.nvidia driver.device_nodes runtime.driver_compute"
+	if strings.Join(got, " ") != want {
+		t.Errorf("order %v, want %s", got, want)
 	}
 }

@@ -164,12 +164,13 @@ func (e *UnknownFixError) Error() string {
 	return fmt.Sprintf("unknown fix %q; known fixes: %s", e.ID, strings.Join(KnownIDs(), ", "))
 }
 
-// Build plans the fixes the report's failing findings carry, lowest link
-// first. Without names, findings the root cause explains (BlockedBy) are
-// left for a later run: the lowest broken link is fixed first, and what it
-// explains often goes away with it. With names, only those fix IDs are
-// planned, blocked findings included; unknown names are an error, and names
-// no finding asks for are returned in unused.
+// Build plans the fixes the report's failing findings carry. Without names
+// it plans the fixes of every cause (the root cause and each independent
+// cause: findings with no blocked_by), in dependency order; findings a
+// cause explains (BlockedBy) are left for a later run, since what they rest
+// on is fixed first and they often go away with it. With names, only those
+// fix IDs are planned, blocked findings included; unknown names are an
+// error, and names no finding asks for are returned in unused.
 func Build(m *Machine, r *rules.Report, names []string) (plans []*Plan, unused []string, err error) {
 	want := map[string]bool{}
 	for _, n := range names {
@@ -180,11 +181,15 @@ func Build(m *Machine, r *rules.Report, names []string) (plans []*Plan, unused [
 	}
 	used := map[string]bool{}
 	seen := map[string]bool{}
+	var todo []*checks.Finding
 	for i := range r.Findings {
 		f := &r.Findings[i]
 		if !f.Failing() || len(want) == 0 && f.BlockedBy != nil {
 			continue
 		}
+		todo = append(todo, f)
+	}
+	for _, f := range dependencyOrder(todo) {
 		for _, fx := range f.Fixes {
 			if len(want) > 0 && !want[fx.ID] {
 				continue
@@ -206,8 +211,43 @@ func Build(m *Machine, r *rules.Report, names []string) (plans []*Plan, unused [
 	return plans, unused, nil
 }
 
+// dependencyOrder orders findings so that a finding's fixes come after the
+// fixes of every finding it rests on (the driver install before anything
+// that assumes a driver), keeping the chain order otherwise.
+func dependencyOrder(fs []*checks.Finding) []*checks.Finding {
+	out := make([]*checks.Finding, 0, len(fs))
+	done := make([]bool, len(fs))
+	for len(out) < len(fs) {
+		progress := false
+		for i, f := range fs {
+			if done[i] {
+				continue
+			}
+			ready := true
+			for j, g := range fs {
+				if !done[j] && j != i && rules.RestsOn(f, g) {
+					ready = false
+					break
+				}
+			}
+			if ready {
+				out, done[i], progress = append(out, f), true, true
+				break
+			}
+		}
+		if !progress { // a cycle cannot be declared (checks.Validate); be safe
+			for i, f := range fs {
+				if !done[i] {
+					out, done[i] = append(out, f), true
+				}
+			}
+		}
+	}
+	return out
+}
+
 // Deferred counts the failing findings that Build leaves for a later run
-// because the root cause explains them.
+// because a cause explains them.
 func Deferred(r *rules.Report) int {
 	n := 0
 	for _, f := range r.Findings {

@@ -58,8 +58,13 @@ type Options struct {
 	GIDs []int
 }
 
-// DefaultTimeout bounds a whole run unless --timeout says otherwise.
+// DefaultTimeout bounds a gather unless Options.Timeout says otherwise; the
+// run as a whole (--timeout, the ladder included) is bounded by the
+// caller's context.
 const DefaultTimeout = 10 * time.Second
+
+// DefaultCollectorTimeout is each collector's own deadline.
+const DefaultCollectorTimeout = 5 * time.Second
 
 // collector fills one part of the snapshot. It must not write to the
 // snapshot itself: it returns a function that does, applied only when the
@@ -117,11 +122,15 @@ func Gather(ctx context.Context, opts Options) *Snapshot {
 	}
 	per := opts.CollectorTimeout
 	if per <= 0 {
-		per = 5 * time.Second
+		per = DefaultCollectorTimeout
 	}
+	// A collector's own deadline; less when the run has less time left, and
+	// then a timeout proves nothing (CollectorStatus.Cut).
+	own := per
 	if per > whole {
 		per = whole
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, whole)
 	defer cancel()
 
@@ -165,6 +174,10 @@ func Gather(ctx context.Context, opts Options) *Snapshot {
 			cctx, ccancel := context.WithTimeout(ctx, per)
 			defer ccancel()
 			start := time.Now()
+			cut := per < own
+			if dl, ok := parent.Deadline(); ok && dl.Before(start.Add(per-10*time.Millisecond)) {
+				cut = true
+			}
 			done := make(chan result, 1)
 			go func() {
 				var r result
@@ -195,6 +208,7 @@ func Gather(ctx context.Context, opts Options) *Snapshot {
 			}
 			r.name = c.name
 			r.st.DurationMS = msSince(start)
+			r.st.Cut = cut && (r.st.TimedOut || r.st.Error != "")
 			results <- r
 		}(c)
 	}
@@ -213,8 +227,11 @@ func Gather(ctx context.Context, opts Options) *Snapshot {
 		if r.apply != nil {
 			r.apply(s)
 		}
+		f := collectorState(r.name, r.st)
+		r.st.State, r.st.StateWhy = f.State, f.Why
 		s.Collectors[r.name] = r.st
 	}
+	s.RecordFacts()
 	return s
 }
 

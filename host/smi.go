@@ -35,8 +35,10 @@ func collectNvidiaSMI(ctx context.Context, g *gatherer) (func(*Snapshot), error)
 	}
 	c.Path, c.Found = path, true
 	timeout := SMITimeout
+	cut := false
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
 		timeout = time.Until(dl) - 50*time.Millisecond
+		cut = true
 	}
 	res := run.Run(ctx, run.Cmd{Path: path, Args: c.Args, Timeout: timeout, MaxOutput: 64 << 10})
 	c.ExitCode = res.ExitCode
@@ -49,6 +51,12 @@ func collectNvidiaSMI(ctx context.Context, g *gatherer) (func(*Snapshot), error)
 		c.Error = "nvidia-smi did not answer within " + timeout.Round(time.Millisecond).String() + " and was killed"
 	}
 	c.Output = headLines(string(res.Stdout)+string(res.Stderr), 8)
+	if c.TimedOut && cut {
+		// Stopped by the run's --timeout before its own deadline: that
+		// proves nothing about the driver.
+		c.Error = "nvidia-smi was stopped after " + timeout.Round(time.Millisecond).String() + ": the run's --timeout left no more time"
+		return func(s *Snapshot) { s.NvidiaSMI = c }, errors.New(c.Error)
+	}
 	return func(s *Snapshot) { s.NvidiaSMI = c }, nil
 }
 

@@ -44,6 +44,10 @@ type Snapshot struct {
 	// Collectors records, per collector, how long it took and whether it
 	// failed or timed out.
 	Collectors map[string]CollectorStatus `json:"collectors"`
+	// Facts records the state of every fact the checks may require:
+	// observed, absent (observed not to be there) or unknown. An extension
+	// of v1, written by RecordFacts; checks read states through Fact.
+	Facts map[string]FactState `json:"facts,omitempty"`
 }
 
 // Tool identifies the doctor that wrote a snapshot or report.
@@ -58,6 +62,16 @@ type CollectorStatus struct {
 	TimedOut   bool    `json:"timed_out,omitempty"`
 	Skipped    string  `json:"skipped,omitempty"` // why it did not run
 	Error      string  `json:"error,omitempty"`
+	// Cut is true when the collector's deadline was shorter than its own
+	// because the run's --timeout had less time left: a timeout then
+	// proves nothing about the machine.
+	Cut bool `json:"cut_short,omitempty"`
+	// State is what the collector's facts are worth: observed, or unknown
+	// (skipped, failed, timed out, cut short); StateWhy says why they are
+	// unknown. An extension of v1: snapshots without it derive the state
+	// from the fields above (Snapshot.Fact).
+	State    string `json:"state,omitempty"`
+	StateWhy string `json:"state_why,omitempty"`
 }
 
 // Platform is the operating system and what it runs in.

@@ -27,6 +27,17 @@ func Markdown(w io.Writer, r *rules.Report) error {
 		for _, fx := range root.Fixes {
 			mdFix(&b, fx)
 		}
+		if len(r.Causes) > 1 {
+			b.WriteString("**Also broken** (not explained by the root cause; each needs its own fix):\n\n")
+			for _, c := range r.Causes[1:] {
+				fix := ""
+				if c.Fix != nil {
+					fix = " — fix `" + *c.Fix + "`"
+				}
+				fmt.Fprintf(&b, "- %s (`%s`, `%s`)%s\n", mdEscape(c.Title), c.Cause, c.ID, fix)
+			}
+			b.WriteString("\n")
+		}
 	}
 	fmt.Fprintf(&b, "**Machine:** %s\n\n", mdEscape(header(r)))
 
@@ -36,7 +47,7 @@ func Markdown(w io.Writer, r *rules.Report) error {
 		if len(fs) == 0 {
 			continue
 		}
-		worst, line := linkVerdict(fs, 200)
+		worst, line := linkVerdict(fs, 200, rootID(r))
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", l.Name(), verdictWord(worst), mdCell(line))
 	}
 	b.WriteString("\n")

@@ -20,6 +20,10 @@ func Prometheus(w io.Writer, r *rules.Report) error {
 	if r.RootCause != nil {
 		fmt.Fprintf(&b, "doctor_root_cause{id=%q,cause=%q} 1\n", r.RootCause.ID, r.RootCause.Cause)
 	}
+	b.WriteString("# HELP doctor_cause One series per independent cause (root=\"true\" for the root cause); none when healthy.\n# TYPE doctor_cause gauge\n")
+	for i, c := range r.Causes {
+		fmt.Fprintf(&b, "doctor_cause{id=%q,cause=%q,root=%q} 1\n", c.ID, c.Cause, fmt.Sprint(i == 0))
+	}
 	b.WriteString("# HELP doctor_finding One series per failing finding.\n# TYPE doctor_finding gauge\n")
 	for _, f := range r.Findings {
 		if !f.Failing() {

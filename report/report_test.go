@@ -44,7 +44,7 @@ func golden(t *testing.T, name string, got []byte) {
 	goldenpkg.Check(t, filepath.Join("testdata", name), got)
 }
 
-var goldenScenarios = []string{"healthy-linux", "no-driver", "gpu-memory-other-process", "xid-79", "healthy-wsl2"}
+var goldenScenarios = []string{"healthy-linux", "no-driver", "gpu-memory-other-process", "xid-79", "healthy-wsl2", "throttled-disk-full"}
 
 func TestGolden(t *testing.T) {
 	for _, sc := range goldenScenarios {

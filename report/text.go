@@ -10,6 +10,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/tfdoctor/doctor/checks"
+	"github.com/tfdoctor/doctor/host"
 	"github.com/tfdoctor/doctor/rules"
 )
 
@@ -86,7 +87,7 @@ func Text(w io.Writer, r *rules.Report, o TextOptions) error {
 		if len(fs) == 0 {
 			continue
 		}
-		worst, line := linkVerdict(fs, width-len(l.Name())-8)
+		worst, line := linkVerdict(fs, width-len(l.Name())-8, rootID(r))
 		fmt.Fprintf(&b, "%s %s: %s\n", p.mark(worst.Severity, worst.Skipped), l.Name(), line)
 		if o.Verbose {
 			for _, f := range fs {
@@ -95,37 +96,44 @@ func Text(w io.Writer, r *rules.Report, o TextOptions) error {
 		}
 	}
 
-	// 3. The other problems.
-	var others []checks.Finding
+	// 3. The other causes ("Also broken": nothing above explains them, and
+	// each needs its own fix), then what the causes explain.
+	var blocked, independent []checks.Finding
 	for _, f := range r.Findings {
-		if f.Failing() && (root == nil || f.ID != root.ID) {
-			others = append(others, f)
+		switch {
+		case !f.Failing() || root != nil && f.ID == root.ID:
+		case f.BlockedBy != nil:
+			blocked = append(blocked, f)
+		default:
+			independent = append(independent, f)
 		}
 	}
-	if len(others) > 0 && !o.Verbose {
-		b.WriteString("\n")
-		var blocked, independent []checks.Finding
-		for _, f := range others {
-			if f.BlockedBy != nil {
-				blocked = append(blocked, f)
-			} else {
-				independent = append(independent, f)
-			}
-		}
+	if len(independent) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", p.bold("Also broken (not explained by the root cause):"))
 		for _, f := range independent {
 			fmt.Fprintf(&b, "%s %s %s\n", p.mark(f.Severity, false), f.Title, p.faint("["+f.Cause+"]"))
-			if len(f.Fixes) > 0 {
+			if len(f.Fixes) > 0 && !o.Verbose {
 				fx := f.Fixes[0]
 				if len(fx.Steps) > 0 {
 					fmt.Fprintf(&b, "    fix: %s\n", fx.Steps[0])
 				}
 			}
 		}
-		if len(blocked) > 0 {
-			fmt.Fprintf(&b, "%s\n", p.faint(fmt.Sprintf("%s explained by the root cause (doctor -v shows them):", plural(len(blocked), "more problem", "more problems"))))
-			for _, f := range blocked {
-				fmt.Fprintf(&b, "    %s %s\n", p.faint("·"), f.Title)
+	}
+	if len(blocked) > 0 && !o.Verbose {
+		b.WriteString("\n")
+		several := len(r.Causes) > 1
+		what := "the root cause"
+		if several {
+			what = "the causes above"
+		}
+		fmt.Fprintf(&b, "%s\n", p.faint(fmt.Sprintf("%s explained by %s (doctor -v shows them):", plural(len(blocked), "more problem", "more problems"), what)))
+		for _, f := range blocked {
+			line := f.Title
+			if several {
+				line += p.faint(" (by " + *f.BlockedBy + ")")
 			}
+			fmt.Fprintf(&b, "    %s %s\n", p.faint("·"), line)
 		}
 	}
 	if r.Verification != nil {
@@ -176,7 +184,50 @@ func headline(r *rules.Report, root *checks.Finding, p palette) string {
 		}
 		return p.green("✓") + " No problem in the log: the framework used the GPU."
 	}
+	if n, facts := notChecked(r); n > 0 {
+		return p.yellow("?") + fmt.Sprintf(" No problem found in what could be checked, but %s could not run: %s unknown (doctor -v says why).",
+			plural(n, "check", "checks"), strings.Join(facts, ", "))
+	}
 	return p.green("✓ No problem found: TensorFlow should see the GPU.")
+}
+
+// notChecked counts the checks that could not run for want of evidence
+// and names the unknown facts. The ladder left out on purpose (--quick,
+// --root, a snapshot without it) is not counted: the other links were
+// still examined.
+func notChecked(r *rules.Report) (int, []string) {
+	n := 0
+	seen := map[string]bool{}
+	var facts []string
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if !f.NotChecked() {
+			continue
+		}
+		names, _ := f.Evidence[checks.NotCheckedKey].([]string)
+		if raw, ok := f.Evidence[checks.NotCheckedKey].([]any); ok {
+			for _, x := range raw {
+				if s, ok := x.(string); ok {
+					names = append(names, s)
+				}
+			}
+		}
+		counted := false
+		for _, name := range names {
+			if name == host.FactLadder {
+				continue
+			}
+			if !counted {
+				n++
+				counted = true
+			}
+			if !seen[name] {
+				seen[name] = true
+				facts = append(facts, name)
+			}
+		}
+	}
+	return n, facts
 }
 
 func header(r *rules.Report) string {
@@ -211,6 +262,13 @@ func header(r *rules.Report) string {
 
 func gibStr(mib uint64) string { return fmt.Sprintf("%.0f GiB", float64(mib)/1024) }
 
+func rootID(r *rules.Report) string {
+	if r.RootCause == nil {
+		return ""
+	}
+	return r.RootCause.ID
+}
+
 func rootFinding(r *rules.Report) *checks.Finding {
 	if r.RootCause == nil {
 		return nil
@@ -234,7 +292,7 @@ func byLink(r *rules.Report, l checks.Link) []checks.Finding {
 }
 
 // linkVerdict picks the worst finding of a link and a one-line summary.
-func linkVerdict(fs []checks.Finding, width int) (checks.Finding, string) {
+func linkVerdict(fs []checks.Finding, width int, root string) (checks.Finding, string) {
 	// Failing findings first (errors, then warnings); then real verdicts;
 	// "not checked" last, so a link shows [-] only when nothing was judged.
 	key := func(f checks.Finding) int {
@@ -255,8 +313,11 @@ func linkVerdict(fs []checks.Finding, width int) (checks.Finding, string) {
 		if n := countFailing(fs) - 1; n > 0 {
 			line += fmt.Sprintf(" (+%d more)", n)
 		}
-		if worst.BlockedBy != nil {
+		switch {
+		case worst.BlockedBy != nil && *worst.BlockedBy == root:
 			line += " — explained by the cause above"
+		case worst.BlockedBy != nil:
+			line += " — explained by " + *worst.BlockedBy
 		}
 	} else {
 		var parts []string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tfdoctor/doctor/checks"
@@ -23,6 +24,10 @@ type Report struct {
 	Status    string           `json:"status"` // ok, warning, error
 	RootCause *RootCause       `json:"root_cause"`
 	Findings  []checks.Finding `json:"findings"`
+	// Causes are the independent causes: every failing finding that no
+	// other explains (blocked_by null), the root cause first, then in chain
+	// order; empty when nothing is wrong. An extension of v1.
+	Causes []RootCause `json:"causes"`
 	// Verification is the runtime ladder's result (null with --quick).
 	Verification *host.Verification `json:"verification"`
 	TimingsMS    map[string]float64 `json:"timings_ms"`
@@ -35,7 +40,8 @@ type Report struct {
 	Input *LogInput `json:"input,omitempty"`
 }
 
-// RootCause names the finding that explains the others.
+// RootCause names a cause: the finding that explains the others (the root
+// cause), or one of the independent causes.
 type RootCause struct {
 	ID    string  `json:"id"`
 	Cause string  `json:"cause"`
@@ -137,7 +143,11 @@ func Evaluate(s *host.Snapshot, o Options) (*Report, error) {
 		findings = append(findings, runCheck(c, s)...)
 	}
 	explainFrameworkFailure(s, findings)
-	r := Assemble(findings)
+	registry := o.Checks
+	if registry == nil {
+		registry = checks.All
+	}
+	r := AssembleWith(findings, registry)
 	r.Tool = s.Tool
 	r.Verification = s.Verification
 	r.Summary = summarize(s)
@@ -162,27 +172,37 @@ func runCheck(c *checks.Check, s *host.Snapshot) (out []checks.Finding) {
 	return checks.Run(c, s)
 }
 
-// Assemble orders findings along the chain, names the root cause and folds
-// what it explains under it. It is shared by the diagnosis and by explain.
+// Assemble orders findings along the chain, derives what explains what
+// from the checks' Requires declarations (checks.All), names the root cause
+// and lists every independent cause. It is shared by the diagnosis, explain
+// and watch.
 func Assemble(findings []checks.Finding) *Report {
+	return AssembleWith(findings, checks.All)
+}
+
+// AssembleWith is Assemble with the registry whose declarations say what
+// each finding rests on.
+//
+// A finding rests on what its check requires. A finding that no check of
+// the registry produced (a log signature, a watch verdict) rests on what
+// the lowest check that may report its cause label requires: "no NVML"
+// from a log rests on what driver.nvml rests on. A failing finding is
+// explained (blocked_by) by an error-severity finding lower on the chain
+// (or earlier on the same link) of a check it requires, directly or
+// through others; blocked_by then names the cause at
+// the bottom of that explanation, so every explained finding points at one
+// of the causes. Findings that nothing explains are causes: the root cause
+// is the lowest on the chain (errors before warnings), and Causes lists
+// them all, the root cause first, then in chain order. A warning explains
+// nothing: a narrow PCIe link does not break what rests on the GPU.
+func AssembleWith(findings []checks.Finding, registry []*checks.Check) *Report {
 	// Order: by link, then the checks' registry order (stable).
 	sort.SliceStable(findings, func(i, j int) bool {
 		return findings[i].Link.Order() < findings[j].Link.Order()
 	})
-	r := &Report{Schema: ReportSchema, Status: "ok", Findings: findings}
-	root := -1
-	for _, sev := range []checks.Severity{checks.SevError, checks.SevWarning} {
-		for i := range findings {
-			if findings[i].Severity == sev {
-				root = i
-				break
-			}
-		}
-		if root >= 0 {
-			break
-		}
-	}
+	r := &Report{Schema: ReportSchema, Status: "ok", Findings: findings, Causes: []RootCause{}}
 	for i := range findings {
+		findings[i].BlockedBy = nil
 		switch findings[i].Severity {
 		case checks.SevError:
 			r.Status = "error"
@@ -192,34 +212,138 @@ func Assemble(findings []checks.Finding) *Report {
 			}
 		}
 	}
+	g := newCausalGraph(registry)
+	// explainers[i] are the error findings that finding i rests on.
+	node := make([]string, len(findings))
+	for i := range findings {
+		node[i] = g.node(&findings[i])
+	}
+	explainer := make([]int, len(findings))
+	for i := range findings {
+		explainer[i] = -1
+		if !findings[i].Failing() || node[i] == "" {
+			continue
+		}
+		req := g.closure(node[i])
+		for j := 0; j < i; j++ {
+			if findings[j].Severity != checks.SevError || node[j] == "" || node[j] == node[i] || !req[node[j]] {
+				continue
+			}
+			explainer[i] = j // the first, i.e. lowest on the chain
+			break
+		}
+	}
+	// The bottom of each explanation. Requires is acyclic, so following
+	// explainers ends; the step bound guards against a registry that is not.
+	bottom := func(i int) int {
+		for steps := 0; explainer[i] >= 0 && steps < len(findings); steps++ {
+			i = explainer[i]
+		}
+		return i
+	}
+	for i := range findings {
+		if explainer[i] >= 0 {
+			id := findings[bottom(i)].ID
+			findings[i].BlockedBy = &id
+		}
+	}
+	root := -1
+	for _, sev := range []checks.Severity{checks.SevError, checks.SevWarning} {
+		for i := range findings {
+			if findings[i].Severity == sev && findings[i].BlockedBy == nil {
+				root = i
+				break
+			}
+		}
+		if root >= 0 {
+			break
+		}
+	}
 	if root < 0 {
 		return r
 	}
-	rf := findings[root]
-	r.RootCause = &RootCause{ID: rf.ID, Cause: rf.Cause, Title: rf.Title}
-	if len(rf.Fixes) > 0 {
-		id := rf.Fixes[0].ID
-		r.RootCause.Fix = &id
-	}
-	// A broken link explains the failures above it, and the other errors
-	// of its own link (a missing module also fails NVML and nvidia-smi):
-	// fold them under the root cause. A warning beside the root (a narrow
-	// PCIe link next to ECC errors) is its own problem; warnings as root
-	// explain nothing.
-	if rf.Severity == checks.SevError {
-		for i := range findings {
-			f := &findings[i]
-			if i == root || !f.Failing() || f.Link.Order() < rf.Link.Order() {
-				continue
-			}
-			if f.Link == rf.Link && f.Severity != checks.SevError {
-				continue
-			}
-			id := rf.ID
-			f.BlockedBy = &id
+	r.RootCause = causeOf(&findings[root])
+	r.Causes = append(r.Causes, *r.RootCause)
+	for i := range findings {
+		if i != root && findings[i].Failing() && findings[i].BlockedBy == nil {
+			r.Causes = append(r.Causes, *causeOf(&findings[i]))
 		}
 	}
 	return r
+}
+
+// RestsOn reports whether finding a rests on finding b: b's check (or the
+// check that stands for b's cause label) is among what a's check requires,
+// directly or through others, in checks.All.
+func RestsOn(a, b *checks.Finding) bool {
+	defaultGraphOnce.Do(func() { defaultGraph = newCausalGraph(checks.All) })
+	na, nb := defaultGraph.node(a), defaultGraph.node(b)
+	if na == "" || nb == "" || na == nb {
+		return false
+	}
+	defaultGraphMu.Lock()
+	defer defaultGraphMu.Unlock()
+	return defaultGraph.closure(na)[nb]
+}
+
+var (
+	defaultGraphOnce sync.Once
+	defaultGraphMu   sync.Mutex
+	defaultGraph     *causalGraph
+)
+
+func causeOf(f *checks.Finding) *RootCause {
+	c := &RootCause{ID: f.ID, Cause: f.Cause, Title: f.Title}
+	if len(f.Fixes) > 0 {
+		id := f.Fixes[0].ID
+		c.Fix = &id
+	}
+	return c
+}
+
+// causalGraph is the registry's Requires declarations, ready for lookups.
+type causalGraph struct {
+	byID    map[string]*checks.Check
+	byCause map[string]string // cause label -> the lowest check that reports it
+	closed  map[string]map[string]bool
+	all     []*checks.Check
+}
+
+func newCausalGraph(registry []*checks.Check) *causalGraph {
+	g := &causalGraph{byID: map[string]*checks.Check{}, byCause: map[string]string{}, closed: map[string]map[string]bool{}, all: registry}
+	for _, c := range registry {
+		g.byID[c.ID] = c
+	}
+	// The lowest check on the chain that may report a label stands for it
+	// (registry order breaks ties: within a link, earlier is lower).
+	ordered := append([]*checks.Check(nil), registry...)
+	sort.SliceStable(ordered, func(i, j int) bool { return ordered[i].Link.Order() < ordered[j].Link.Order() })
+	for _, c := range ordered {
+		for _, l := range c.Causes {
+			if _, ok := g.byCause[l]; !ok && l != "healthy" {
+				g.byCause[l] = c.ID
+			}
+		}
+	}
+	return g
+}
+
+// node is the check a finding rests on like: its own check, else the
+// check that stands for its cause label; "" when neither is known.
+func (g *causalGraph) node(f *checks.Finding) string {
+	if _, ok := g.byID[f.Check]; ok {
+		return f.Check
+	}
+	return g.byCause[f.Cause]
+}
+
+func (g *causalGraph) closure(id string) map[string]bool {
+	if c, ok := g.closed[id]; ok {
+		return c
+	}
+	c := checks.Closure(g.all, g.byID[id])
+	g.closed[id] = c
+	return c
 }
 
 func summarize(s *host.Snapshot) *Summary {

@@ -554,12 +554,16 @@ func (st *explainState) report() *Report {
 	var findings []checks.Finding
 	seen := map[string]int{}
 	hasBenign := false
+	symptoms := map[string]bool{}
 	for _, d := range ds {
 		f := st.finding(d)
 		if n := seen[f.ID]; n > 0 {
 			f.ID = fmt.Sprintf("%s#%d", f.ID, n+1)
 		}
 		seen[d.id]++
+		if d.symptom {
+			symptoms[f.ID] = true
+		}
 		if d.benign {
 			hasBenign = true
 		}
@@ -585,6 +589,7 @@ func (st *explainState) report() *Report {
 		findings = append(findings, st.nothingWrongFinding())
 	}
 	r := Assemble(findings)
+	foldSymptoms(r, symptoms)
 	if benignRoot != nil {
 		r.RootCause = &RootCause{ID: benignRoot.ID, Cause: benignRoot.Cause, Title: benignRoot.Title}
 	}
@@ -604,6 +609,35 @@ func (st *explainState) report() *Report {
 		}
 	}
 	return r
+}
+
+// foldSymptoms puts under the root cause what a log shows of it without
+// being a cause of its own: symptoms (a message that is a consequence of
+// whatever broke, such as "Cannot dlopen some GPU libraries") that no
+// declaration ties to a cause, and other messages with the root cause's
+// own label (Xid 79 and "fallen off the bus" are one problem). They leave
+// Causes.
+func foldSymptoms(r *Report, symptoms map[string]bool) {
+	if r.RootCause == nil || r.RootCause.ID == "" || symptoms[r.RootCause.ID] {
+		return
+	}
+	root := r.RootCause.ID
+	folded := map[string]bool{}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if (symptoms[f.ID] || f.Cause == r.RootCause.Cause) && f.Failing() && f.BlockedBy == nil && f.ID != root {
+			id := root
+			f.BlockedBy = &id
+			folded[f.ID] = true
+		}
+	}
+	keep := r.Causes[:0]
+	for _, c := range r.Causes {
+		if !folded[c.ID] {
+			keep = append(keep, c)
+		}
+	}
+	r.Causes = keep
 }
 
 // fill replaces {name} in a template with extracted values.

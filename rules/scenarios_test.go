@@ -50,7 +50,9 @@ func (f fakeGPU) Read(ctx context.Context) (host.NVML, error) { return f.n, nil 
 type want struct {
 	Status    string   `json:"status"`
 	RootCause string   `json:"root_cause"`
-	Findings  []string `json:"findings"` // "severity id cause [blocked]" for every non-ok finding
+	Findings  []string `json:"findings"` // "severity id cause [blocked_by=id]" for every non-ok finding
+	// Causes are the independent causes, root cause first: "id cause".
+	Causes []string `json:"causes"`
 }
 
 func TestMain(m *testing.M) {
@@ -171,7 +173,10 @@ func skipUnlessAsked(asked []string, names ...string) []string {
 }
 
 func summarize(r *rules.Report) want {
-	w := want{Status: r.Status, Findings: []string{}}
+	w := want{Status: r.Status, Findings: []string{}, Causes: []string{}}
+	for _, c := range r.Causes {
+		w.Causes = append(w.Causes, c.ID+" "+c.Cause)
+	}
 	if r.RootCause != nil {
 		w.RootCause = r.RootCause.ID + " " + r.RootCause.Cause
 	}
@@ -218,7 +223,8 @@ func TestScenarioCollectors(t *testing.T) {
 // findings with the expected ones kept beside it.
 func TestScenarioFindings(t *testing.T) {
 	dirs := scenarioDirs(t)
-	if real, _ := filepath.Glob("../testdata/snapshots/*"); len(real) > 0 {
+	for _, more := range []string{"../testdata/upper/*", "../testdata/snapshots/*"} {
+		real, _ := filepath.Glob(more)
 		dirs = append(dirs, real...)
 	}
 	for _, dir := range dirs {

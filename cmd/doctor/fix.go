@@ -187,7 +187,7 @@ func runFix(ctx context.Context, fo fixOptions, ios *iostreams.IOStreams) error 
 	popts := fixes.PlanOptions{IsRoot: m.IsRoot(), Self: self, Named: fo.Names, NoLive: noLive, Grace: fo.Grace.String()}
 	fixes.WritePlan(w, plans, popts)
 	if n := fixes.Deferred(before); n > 0 && len(fo.Names) == 0 {
-		fmt.Fprintf(w, "%s the root cause explains %s left for later: fix the lowest broken link first, then run doctor --fix again.\n\n",
+		fmt.Fprintf(w, "%s that the causes above explain %s left for later: they rest on what is fixed first; run doctor --fix again afterwards.\n\n",
 			plural(n, "finding", "findings"), map[bool]string{true: "is", false: "are"}[n == 1])
 	}
 	if fo.DryRun {
