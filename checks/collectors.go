@@ -6,10 +6,11 @@ import (
 )
 
 // collectorLinks places each collector on the chain, for its incompleteness
-// finding. NVML and nvidia-smi are judged by the driver checks.
+// finding. NVML and nvidia-smi are judged by the driver checks, unless the
+// run's --timeout cut them short.
 var collectorLinks = map[string]Link{
 	"platform": LinkPlatform, "pci": LinkHardware, "modules": LinkKernel, "devices": LinkDriver,
-	"holders": LinkEnvironment, "env": LinkEnvironment, "kernel-log": LinkHardware, "disks": LinkEnvironment,
+	"holders": LinkEnvironment, "env": LinkEnvironment, "nvml": LinkDriver, "nvidia-smi": LinkDriver, "kernel-log": LinkHardware, "disks": LinkEnvironment,
 	"python": LinkPython, "libraries": LinkLibraries,
 }
 
@@ -32,14 +33,17 @@ report never passes a link it could not examine.`,
 		sort.Strings(names)
 		for _, n := range names {
 			st := p.Snap.Collectors[n]
-			if n == "nvml" || n == "nvidia-smi" || st.Skipped != "" {
+			if (n == "nvml" || n == "nvidia-smi") && !st.Cut || st.Skipped != "" {
 				continue
 			}
 			if !st.TimedOut && st.Error == "" {
 				continue
 			}
 			what := "failed: " + st.Error
-			if st.TimedOut {
+			switch {
+			case st.Cut:
+				what = fmt.Sprintf("was cut short by --timeout after %.0f ms", st.DurationMS)
+			case st.TimedOut:
 				what = fmt.Sprintf("timed out after %.0f ms", st.DurationMS)
 			}
 			f := p.Warn("check_incomplete", fmt.Sprintf("Collector %s %s", n, what), "The checks that read this evidence could not judge their link.", Ev{"collector": n, "status": st})

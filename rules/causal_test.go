@@ -226,3 +226,57 @@ func TestExplainCauses(t *testing.T) {
 		t.Errorf("causes %v, want the missing driver, then TensorFlow not installed", got)
 	}
 }
+
+// TestCutShortGatherConcludesNothing: a gather whose every collector the
+// run's --timeout cut short holds no evidence. No check may conclude that
+// something is missing; each says "not checked", and only the collectors'
+// own check reports the gap. The snapshot is written the old way (no
+// state fields), so the derivation for older snapshots is tested too.
+func TestCutShortGatherConcludesNothing(t *testing.T) {
+	s := &host.Snapshot{Schema: host.SnapshotSchema, Env: map[string]string{}, Collectors: map[string]host.CollectorStatus{}}
+	for _, n := range host.CollectorNames() {
+		s.Collectors[n] = host.CollectorStatus{DurationMS: 1, TimedOut: true, Cut: true, Error: "no answer within 1ms"}
+	}
+	r, err := rules.Evaluate(s, rules.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCausalInvariants(t, "cut", r)
+	for _, f := range r.Findings {
+		if f.Check == checks.Collectors.ID {
+			if f.Severity != checks.SevWarning || f.Cause != "check_incomplete" {
+				t.Errorf("%s: %s %s", f.ID, f.Severity, f.Cause)
+			}
+			continue
+		}
+		if !f.NotChecked() {
+			t.Errorf("%s concluded %s %s (%q) from no evidence", f.ID, f.Severity, f.Cause, f.Title)
+		}
+		for _, fx := range f.Fixes {
+			t.Errorf("%s offers %s", f.ID, fx.ID)
+		}
+	}
+}
+
+// TestOldSnapshotsDeriveFactStates: a snapshot recorded before the state
+// fields existed gets the same fact states as the gather records now.
+func TestOldSnapshotsDeriveFactStates(t *testing.T) {
+	dirs, _ := filepath.Glob("../testdata/scenarios/*")
+	for _, dir := range dirs {
+		s := readSnapshot(t, filepath.Join(dir, "snapshot.json"))
+		recorded := s.Facts
+		if len(recorded) == 0 {
+			t.Fatalf("%s: no facts recorded", dir)
+		}
+		for n, st := range s.Collectors {
+			st.State, st.StateWhy = "", ""
+			s.Collectors[n] = st
+		}
+		s.Facts = nil
+		for name, want := range recorded {
+			if got := s.Fact(name); got != want {
+				t.Errorf("%s: fact %s derived %+v, recorded %+v", filepath.Base(dir), name, got, want)
+			}
+		}
+	}
+}

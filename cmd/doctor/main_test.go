@@ -258,3 +258,34 @@ func TestSnapshotFormatsAndOutput(t *testing.T) {
 		t.Errorf("left behind in %s: %v", folder, ents)
 	}
 }
+
+// TestTimeoutIsNotAbsence: with almost no time, collectors are cut short;
+// what they did not read is unknown, never "not installed". The tree has a
+// loaded driver, so driver_missing and the install-driver fix would be
+// conclusions drawn from missing evidence.
+func TestTimeoutIsNotAbsence(t *testing.T) {
+	tree := filepath.Join("..", "..", "testdata", "scenarios", "healthy-linux", "tree")
+	for i := 0; i < 20; i++ {
+		_, out, errOut := runDoctor(t, "", "--root", tree, "--quick", "--timeout", "1ms", "--format", "json")
+		var r struct {
+			Findings []struct {
+				ID, Cause string
+				Skipped   bool
+				Fixes     []struct{ ID string }
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("run %d: %v\n%s\n%s", i, err, out, errOut)
+		}
+		for _, f := range r.Findings {
+			if f.Cause == "driver_missing" {
+				t.Errorf("run %d: %s says driver_missing on a tree whose driver is loaded", i, f.ID)
+			}
+			for _, fx := range f.Fixes {
+				if fx.ID == "install-driver" {
+					t.Errorf("run %d: %s offers install-driver", i, f.ID)
+				}
+			}
+		}
+	}
+}
