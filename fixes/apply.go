@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tfdoctor/doctor/checks"
-	"github.com/tfdoctor/doctor/internal/atomicfile"
 )
 
 // Session applies plans with consent, journaling every change.
@@ -313,6 +312,12 @@ func (s *Session) apply(ctx context.Context, p *Plan, o *Outcome) {
 			}
 		}
 		if err != nil {
+			var rf *refusedError
+			if errors.As(err, &rf) && len(o.Changed) == 0 && len(o.Ran) == 0 {
+				o.State, o.Reason = "refused", rf.why
+				fmt.Fprintf(s.W, "  ✗ refused: %v\n", rf.why)
+				return
+			}
 			o.State, o.Reason = "failed", err.Error()
 			fmt.Fprintf(s.W, "  ✗ step %d: %v\n", i+1, err)
 			return
@@ -385,6 +390,9 @@ func (s *Session) applyFile(p *Plan, st *Step) (bool, error) {
 	if exists && string(want) == string(cur) {
 		return false, nil
 	}
+	if err := readOnly(st.Path); err != nil {
+		return false, err
+	}
 	mode := st.Mode
 	uid, gid := -1, -1
 	if exists {
@@ -417,10 +425,12 @@ func (s *Session) applyFile(p *Plan, st *Step) (bool, error) {
 			keepOwner(d, uid, gid)
 		}
 	}
-	if err := atomicfile.Write(st.Path, want, mode); err != nil {
+	if os.Geteuid() != 0 {
+		uid, gid = -1, -1 // only root gives a file away
+	}
+	if err := writeKeepingIdentity(st.Path, want, mode, uid, gid); err != nil {
 		return false, s.fail(e, err)
 	}
-	keepOwner(st.Path, uid, gid)
 	e.State = "done"
 	return true, j.save()
 }

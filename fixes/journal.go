@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/tfdoctor/doctor/internal/atomicfile"
 )
 
 // JournalSchema versions the journal file.
@@ -30,18 +28,19 @@ type Lock struct{ f *os.File }
 var ErrLocked = errors.New("another doctor fix run is in progress")
 
 // AcquireLock takes the lock in stateDir, creating the folder (mode 0700).
+// A state folder that another user could have written, or a lock file
+// that is a link, is refused (*StateError) and nothing is written.
 func AcquireLock(stateDir string) (*Lock, error) {
-	if stateDir == "" {
-		return nil, errors.New("no state folder: set HOME or XDG_STATE_HOME")
-	}
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(stateDir, "fix.lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	fs, err := openState(stateDir, true)
 	if err != nil {
 		return nil, err
 	}
+	defer fs.close()
+	f, err := fs.open("fix.lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	path := f.Name()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
@@ -101,7 +100,9 @@ type Journal struct {
 	Undone   *time.Time `json:"undone,omitempty"`
 	Entries  []*Entry   `json:"entries"`
 
-	dir string
+	dir string   // the run folder, for people
+	fs  *stateFS // the state folder
+	rel string   // the run folder inside it
 }
 
 func hashOf(b []byte) string {
@@ -111,16 +112,13 @@ func hashOf(b []byte) string {
 
 // newJournal creates a run folder under stateDir/runs.
 func newJournal(stateDir string, now time.Time) (*Journal, error) {
-	runs := filepath.Join(stateDir, "runs")
-	if err := os.MkdirAll(runs, 0o700); err != nil {
+	fs, err := openState(stateDir, true)
+	if err != nil {
 		return nil, err
 	}
 	name := fmt.Sprintf("%s-%d", now.UTC().Format("20060102T150405.000000000Z"), os.Getpid())
-	dir := filepath.Join(runs, name)
-	if err := os.MkdirAll(filepath.Join(dir, "backups"), 0o700); err != nil {
-		return nil, err
-	}
-	j := &Journal{Schema: JournalSchema, Started: now.UTC(), Entries: []*Entry{}, dir: dir}
+	j := &Journal{Schema: JournalSchema, Started: now.UTC(), Entries: []*Entry{},
+		dir: filepath.Join(fs.path, "runs", name), fs: fs, rel: "runs/" + name}
 	return j, j.save()
 }
 
@@ -132,7 +130,7 @@ func (j *Journal) save() error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(j.dir, "journal.json"), append(b, '\n'), 0o600)
+	return j.fs.writeFile(j.rel+"/journal.json", append(b, '\n'), 0o600)
 }
 
 // beginFile backs up a file's current content and records the edit as
@@ -145,7 +143,7 @@ func (j *Journal) beginFile(fix string, kind StepKind, path string, before []byt
 	}
 	if existed {
 		e.Backup = filepath.Join("backups", fmt.Sprintf("%03d-%s", len(j.Entries), filepath.Base(path)))
-		if err := atomicfile.Write(filepath.Join(j.dir, e.Backup), before, 0o600); err != nil {
+		if err := j.fs.writeFile(j.rel+"/"+e.Backup, before, 0o600); err != nil {
 			return nil, fmt.Errorf("backing up %s: %w", path, err)
 		}
 	} else {
@@ -166,12 +164,16 @@ func (j *Journal) finish(now time.Time) error {
 	return j.save()
 }
 
-// loadJournal reads a run folder's journal.
-func loadJournal(dir string) (*Journal, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "journal.json"))
+// loadJournal reads a run folder's journal. A journal or folder that
+// doctor did not write (another owner, writable by others, a link) is a
+// *StateError.
+func loadJournal(fs *stateFS, name string) (*Journal, error) {
+	rel := "runs/" + name
+	b, err := fs.readFile(rel + "/journal.json")
 	if err != nil {
 		return nil, err
 	}
+	dir := filepath.Join(fs.path, "runs", name)
 	var j Journal
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "journal.json"), err)
@@ -179,7 +181,7 @@ func loadJournal(dir string) (*Journal, error) {
 	if j.Schema != JournalSchema {
 		return nil, fmt.Errorf("%s: unknown schema %q", dir, j.Schema)
 	}
-	j.dir = dir
+	j.dir, j.fs, j.rel = dir, fs, rel
 	return &j, nil
 }
 
@@ -207,8 +209,21 @@ type UndoResult struct {
 // rest. Call it with the lock held.
 func Undo(stateDir string, w io.Writer, now time.Time) (*UndoResult, error) {
 	res := &UndoResult{}
-	j, err := lastRun(stateDir)
+	fs, err := openState(stateDir, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	defer fs.close()
+	j, err := lastRun(fs)
 	if err != nil || j == nil {
+		return res, err
+	}
+	// Nothing is written unless the whole journal is doctor's own.
+	backups, err := j.check()
+	if err != nil {
 		return res, err
 	}
 	res.Run = j.dir
@@ -225,7 +240,7 @@ func Undo(stateDir string, w io.Writer, now time.Time) (*UndoResult, error) {
 		if e.Undone != nil {
 			continue // restored by an earlier undo of this run
 		}
-		switch err := undoFile(j, e); {
+		switch err := undoFile(e, backups[e]); {
 		case err == nil:
 			e.Undone = &t
 			if !contains(res.Restored, e.Path) {
@@ -267,7 +282,59 @@ var (
 	errConflict  = errors.New("changed since the fix")
 )
 
-func undoFile(j *Journal, e *Entry) error {
+// check refuses a journal that doctor cannot have written, before undo
+// writes anything from it: every file entry names an absolute, clean path,
+// folders it created that lie above that path, the hash of what doctor
+// wrote there, and (for a file that existed) a backup in the run's
+// backups folder, a regular file owned by the user running doctor, that
+// holds the recorded content. It returns each entry's backup.
+func (j *Journal) check() (map[*Entry][]byte, error) {
+	bad := func(e *Entry, format string, a ...any) error {
+		return &StateError{Path: filepath.Join(j.dir, "journal.json"),
+			Why: fmt.Sprintf("entry for %q: ", e.Path) + fmt.Sprintf(format, a...) + "; doctor did not write this journal, and undo writes nothing from it"}
+	}
+	backups := map[*Entry][]byte{}
+	for _, e := range j.Entries {
+		if !e.Kind.isFile() || e.Undone != nil {
+			continue
+		}
+		if !filepath.IsAbs(e.Path) || filepath.Clean(e.Path) != e.Path || strings.ContainsRune(e.Path, 0) {
+			return nil, bad(e, "not an absolute, clean path")
+		}
+		for _, d := range e.Dirs {
+			if !filepath.IsAbs(d) || filepath.Clean(d) != d || !strings.HasPrefix(e.Path, d+"/") {
+				return nil, bad(e, "created folder %q does not hold the file", d)
+			}
+		}
+		if e.After == "" && e.Kind != KindPreserve {
+			return nil, bad(e, "no hash of what doctor wrote")
+		}
+		if !e.Existed {
+			if e.Backup != "" {
+				return nil, bad(e, "a backup of a file that did not exist")
+			}
+			continue
+		}
+		name := strings.TrimPrefix(e.Backup, "backups/")
+		if name == e.Backup || name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
+			return nil, bad(e, "backup %q is not in the run's backups folder", e.Backup)
+		}
+		old, err := j.fs.readFile(j.rel + "/backups/" + name)
+		if err != nil {
+			return nil, err
+		}
+		if hashOf(old) != e.Before {
+			return nil, bad(e, "backup %s does not hold the content recorded (damaged or replaced)", e.Backup)
+		}
+		backups[e] = old
+	}
+	return backups, nil
+}
+
+// undoFile restores one file from its checked backup (old), only when the
+// file holds what doctor wrote; it keeps the file's identity (mode,
+// owner, hard links).
+func undoFile(e *Entry, old []byte) error {
 	cur, exists, err := readMaybe(e.Path)
 	if err != nil {
 		return err
@@ -279,7 +346,7 @@ func undoFile(j *Journal, e *Entry) error {
 		if !exists {
 			return errUnchanged
 		}
-		if e.After != "" && curHash != e.After {
+		if e.After == "" || curHash != e.After {
 			return errConflict
 		}
 		return os.Remove(e.Path)
@@ -287,31 +354,12 @@ func undoFile(j *Journal, e *Entry) error {
 	if exists && curHash == e.Before {
 		return errUnchanged
 	}
-	if e.After != "" && (!exists || curHash != e.After) {
+	// What doctor wrote is still there (a command's change, for a file a
+	// command was to change), else the file is someone else's now.
+	if e.After == "" || !exists || curHash != e.After {
 		return errConflict
 	}
-	old, err := os.ReadFile(filepath.Join(j.dir, e.Backup))
-	if err != nil {
-		return fmt.Errorf("backup: %w", err)
-	}
-	if hashOf(old) != e.Before {
-		return fmt.Errorf("backup %s is damaged", e.Backup)
-	}
-	mode := e.Mode.Perm()
-	if mode == 0 {
-		mode = 0o644
-	}
-	var uid, gid = -1, -1
-	if st, err := os.Stat(e.Path); err == nil {
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			uid, gid = int(sys.Uid), int(sys.Gid)
-		}
-	}
-	if err := atomicfile.Write(e.Path, old, mode); err != nil {
-		return err
-	}
-	keepOwner(e.Path, uid, gid)
-	return nil
+	return writeKeepingIdentity(e.Path, old, 0, -1, -1)
 }
 
 // removeStaleTemps deletes the temporary files an atomic write killed
@@ -356,24 +404,21 @@ func describeEntry(e *Entry) string {
 }
 
 // lastRun returns the newest run that was not undone and changed files.
-func lastRun(stateDir string) (*Journal, error) {
-	ents, err := os.ReadDir(filepath.Join(stateDir, "runs"))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
+// A run folder or journal doctor did not write stops the search: undoing
+// an older run instead would undo the wrong one.
+func lastRun(fs *stateFS) (*Journal, error) {
+	names, err := fs.readDir("runs")
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for _, e := range ents {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
 	sort.Sort(sort.Reverse(sort.StringSlice(names)))
 	for _, n := range names {
-		j, err := loadJournal(filepath.Join(stateDir, "runs", n))
+		j, err := loadJournal(fs, n)
 		if err != nil {
+			var se *StateError
+			if errors.As(err, &se) {
+				return nil, err
+			}
 			continue
 		}
 		if j.Undone != nil {

@@ -293,6 +293,7 @@ func PlanFix(m *Machine, fx checks.Fix, f *checks.Finding) *Plan {
 		return p
 	}
 	plan(m, p)
+	refuseReadOnly(p)
 	p.Risk = checks.MaxRisk(p.Risk, fx.Risk) // a planner raises, never lowers
 	if p.Refused == "" && p.Done == "" && len(p.Steps) == 0 && !p.Manual {
 		if len(p.Notes) > 0 {

@@ -152,7 +152,8 @@ func runFix(ctx context.Context, fo fixOptions, ios *iostreams.IOStreams) error 
 	if !fo.DryRun {
 		lock, err := fixes.AcquireLock(stateDir)
 		if err != nil {
-			if errors.Is(err, fixes.ErrLocked) {
+			var se *fixes.StateError
+			if errors.Is(err, fixes.ErrLocked) || errors.As(err, &se) {
 				return usageErr("%v", err)
 			}
 			return internalErr("cannot lock %s: %v", stateDir, err)
@@ -290,6 +291,10 @@ func applyEnv(env map[string]*string, w io.Writer) {
 
 func runUndo(stateDir string, w io.Writer) error {
 	res, err := fixes.Undo(stateDir, w, time.Now())
+	var se *fixes.StateError
+	if errors.As(err, &se) {
+		return usageErr("undo: %v", err)
+	}
 	if err != nil {
 		return internalErr("undo: %v", err)
 	}

@@ -299,3 +299,55 @@ func TestUndoAfterAnEdit(t *testing.T) {
 		t.Errorf("last undo: exit %d\n%s", code, out)
 	}
 }
+
+// TestFixRefusesAPlantedStateFolder: `doctor fix --undo` as root over a
+// state folder that another user wrote (a lock that links to a victim, a
+// journal with the attacker's backup) changes nothing and exits 2 with why.
+func TestFixRefusesAPlantedStateFolder(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the planted files belong to another user (chown)")
+	}
+	const nobody = 65534
+	for _, plant := range []string{"lock link", "journal"} {
+		t.Run(plant, func(t *testing.T) {
+			e := newFixEnv(t)
+			victim := filepath.Join(e.dir, "victim")
+			if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			state := filepath.Join(e.state, "doctor")
+			run := filepath.Join(state, "runs", "29990101T000000.000000000Z-1")
+			if err := os.MkdirAll(filepath.Join(run, "backups"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			switch plant {
+			case "lock link":
+				if err := os.Symlink(victim, filepath.Join(state, "fix.lock")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(state, nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			case "journal":
+				os.WriteFile(filepath.Join(run, "backups", "000-victim"), []byte("owned\n"), 0o600)
+				j := `{"schema":"doctor.fix-journal/v1","started":"2999-01-01T00:00:00Z","entries":[{"fix":"x","kind":"write","state":"done",` +
+					`"path":"` + victim + `","existed":true,"mode":493,"backup":"backups/000-victim",` +
+					`"before_sha256":"e3f2a6e5ad0ab0aba0cbbf6a7a6f20b2a4ac7c1ef00c4b2e8a2b7e4d3d5f7b6f"}]}`
+				os.WriteFile(filepath.Join(run, "journal.json"), []byte(j), 0o600)
+				if err := os.Chown(filepath.Join(run, "journal.json"), nobody, nobody); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, out, errOut := doctor(t, false, "", "fix", "--undo")
+			if code != 2 || !strings.Contains(errOut, "refusing "+state) || !strings.Contains(errOut, "uid 65534") {
+				t.Errorf("exit %d; stdout %s; stderr %s", code, out, errOut)
+			}
+			if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+				t.Errorf("the victim now holds %q", b)
+			}
+			if st, _ := os.Lstat(victim); st.Mode().Perm() != 0o600 {
+				t.Errorf("the victim's mode is %v", st.Mode())
+			}
+		})
+	}
+}

@@ -12,6 +12,13 @@ import (
 // Write replaces path with data. If path exists its permission bits are
 // kept; otherwise perm is used. A symlink is replaced where it points.
 func Write(path string, data []byte, perm os.FileMode) error {
+	return WriteOwned(path, data, perm, -1, -1)
+}
+
+// WriteOwned is Write that also gives the new file an owner (uid, gid; -1
+// keeps the writer's) before it takes the target's place, so no reader
+// ever sees the file with the wrong owner.
+func WriteOwned(path string, data []byte, perm os.FileMode, uid, gid int) error {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
@@ -37,6 +44,12 @@ func Write(path string, data []byte, perm os.FileMode) error {
 	if err := tmp.Chmod(perm); err != nil {
 		tmp.Close()
 		return err
+	}
+	if uid >= 0 || gid >= 0 {
+		if err := tmp.Chown(uid, gid); err != nil {
+			tmp.Close()
+			return err
+		}
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
