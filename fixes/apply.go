@@ -223,10 +223,8 @@ func (s *Session) Run(ctx context.Context, plans []*Plan) *Result {
 		}
 		ok, state, why := s.consent(ctx, p)
 		if !ok {
+			// Said once, in the summary (WriteOutcomes).
 			o.State, o.Reason = state, why
-			if state == "skipped" || state == "needs-root" || state == "declined" {
-				fmt.Fprintf(s.W, "· %s: not applied (%s)\n", p.ID, why)
-			}
 			continue
 		}
 		fmt.Fprintf(s.W, "» [%d/%d] %s: %s\n", n, total, p.ID, p.Title)

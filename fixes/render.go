@@ -23,6 +23,31 @@ type PlanOptions struct {
 	Grace string
 }
 
+// WillApply says whether doctor would apply p in this run, given a yes:
+// not a refused, done or by-hand fix, not a dangerous fix left unnamed, not
+// a command or signal under --root, not a root-only fix without root.
+func (o PlanOptions) WillApply(p *Plan) bool {
+	if !p.Applicable() || p.Done != "" {
+		return false
+	}
+	if p.Risk == checks.RiskDangerous && !containsID(o.Named, p.ID) {
+		return false
+	}
+	if o.NoLive != "" && !hasFileStep(p) {
+		return false
+	}
+	return !p.NeedsRoot || o.IsRoot
+}
+
+func containsID(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
 // WritePlan shows every plan in full: each file edit as the exact lines
 // removed and added, each command as argv, each process with its PID, user,
 // command and GPU memory, and what is left for a person to do.
@@ -33,11 +58,11 @@ func WritePlan(w io.Writer, plans []*Plan, o PlanOptions) {
 	}
 	apply := 0
 	for _, p := range plans {
-		if p.Applicable() {
+		if o.WillApply(p) {
 			apply++
 		}
 	}
-	fmt.Fprintf(w, "Plan: %s, %d doctor can apply. Nothing changes before you agree.\n", count(len(plans), "fix", "fixes"), apply)
+	fmt.Fprintf(w, "Plan: %s, %d doctor can apply in this run. Nothing changes before you agree.\n", count(len(plans), "fix", "fixes"), apply)
 	self := o.Self
 	if self == "" {
 		self = "doctor"

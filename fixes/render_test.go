@@ -45,3 +45,39 @@ func TestWritePlanGolden(t *testing.T) {
 	got := strings.ReplaceAll(b.String(), e.dir, "$TMP")
 	golden.Check(t, filepath.Join("testdata", "plan.golden"), []byte(got))
 }
+
+// The plan's count is of what this run would apply, not of every plan with
+// steps: a dangerous fix counts only when named, a root-only fix only as
+// root, a command only on the live machine.
+func TestWillApply(t *testing.T) {
+	safe := &Plan{ID: "a", Risk: checks.RiskSafe, Steps: []Step{{Kind: KindWrite}}}
+	danger := &Plan{ID: checks.FixStopGPUProcess, Risk: checks.RiskDangerous, Steps: []Step{{Kind: KindSignal, Proc: &Process{PID: 4242, User: "alice", Command: "python"}}}}
+	rooty := &Plan{ID: "b", Risk: checks.RiskModerate, NeedsRoot: true, Steps: []Step{{Kind: KindRun}}}
+	done := &Plan{ID: "c", Risk: checks.RiskSafe, Done: "already", Steps: []Step{{Kind: KindWrite}}}
+	manual := &Plan{ID: "d", Manual: true}
+	cases := []struct {
+		o    PlanOptions
+		p    *Plan
+		want bool
+	}{
+		{PlanOptions{}, safe, true},
+		{PlanOptions{}, danger, false},
+		{PlanOptions{Named: []string{checks.FixStopGPUProcess}}, danger, true},
+		{PlanOptions{}, rooty, false},
+		{PlanOptions{IsRoot: true}, rooty, true},
+		{PlanOptions{IsRoot: true, NoLive: "--root"}, rooty, false},
+		{PlanOptions{NoLive: "--root"}, safe, true},
+		{PlanOptions{}, done, false},
+		{PlanOptions{}, manual, false},
+	}
+	for i, c := range cases {
+		if got := c.o.WillApply(c.p); got != c.want {
+			t.Errorf("%d: %s with %+v: %v, want %v", i, c.p.ID, c.o, got, c.want)
+		}
+	}
+	var b strings.Builder
+	WritePlan(&b, []*Plan{danger}, PlanOptions{})
+	if !strings.HasPrefix(b.String(), "Plan: 1 fix, 0 doctor can apply in this run.") {
+		t.Errorf("%.80s", b.String())
+	}
+}

@@ -357,5 +357,6 @@ func schemaCompatible(s string) bool {
 func (s *Snapshot) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // captured commands and paths stay as they were (2>&1, <redacted>)
 	return enc.Encode(s)
 }

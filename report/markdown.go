@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -86,8 +85,7 @@ func Markdown(w io.Writer, r *rules.Report) error {
 			sort.Strings(keys)
 			b.WriteString("```\n")
 			for _, k := range keys {
-				v, _ := json.Marshal(f.Evidence[k])
-				fmt.Fprintf(&b, "%s: %s\n", k, strings.ReplaceAll(string(v), "```", "'''"))
+				fmt.Fprintf(&b, "%s: %s\n", k, strings.ReplaceAll(EvidenceText(f.Evidence[k]), "```", "'''"))
 			}
 			b.WriteString("```\n\n")
 		}

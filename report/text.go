@@ -18,8 +18,19 @@ import (
 type TextOptions struct {
 	Color   bool
 	Verbose bool
-	// Width bounds one-line summaries (0: 100).
+	// Width is the terminal's width: one-line summaries and evidence are
+	// cut to fit it. 0 (not a terminal: a file, a pipe, a ticket): nothing
+	// is cut.
 	Width int
+	// Command is the command line that made the report ("doctor",
+	// "doctor explain FILE", "doctor verify"): the footer's pointers to -v
+	// and to Markdown name it.
+	Command string
+	// Headline replaces the first line when there is no root cause (doctor
+	// watch: its verdict, "GPU 0 busy …"); Lead is one line printed under
+	// the first (doctor watch: what was watched). Both are plain text.
+	Headline string
+	Lead     string
 }
 
 type palette struct {
@@ -61,18 +72,26 @@ func (p palette) mark(sev checks.Severity, skipped bool) string {
 // then the other problems. -v adds every finding's detail and evidence.
 func Text(w io.Writer, r *rules.Report, o TextOptions) error {
 	p := newPalette(o.Color)
-	width := o.Width
-	if width <= 0 {
-		width = 100
+	width := o.Width // for cutting; 0: nothing is cut
+	wrap := width    // for wrapping paragraphs, which loses nothing
+	if wrap <= 0 {
+		wrap = 100
 	}
 	var b strings.Builder
 	root := rootFinding(r)
 
 	// 1. The root cause, on the first line.
-	b.WriteString(headline(r, root, p) + "\n")
+	first := headline(r, root, p)
+	if root == nil && o.Headline != "" {
+		first = o.Headline
+	}
+	b.WriteString(first + "\n")
+	if o.Lead != "" {
+		b.WriteString("  " + o.Lead + "\n")
+	}
 	if root != nil {
 		if root.Detail != "" {
-			writeWrapped(&b, "  ", root.Detail, width)
+			writeWrapped(&b, "  ", root.Detail, wrap)
 		}
 		for _, fx := range root.Fixes {
 			writeFix(&b, p, fx, "  ")
@@ -87,11 +106,15 @@ func Text(w io.Writer, r *rules.Report, o TextOptions) error {
 		if len(fs) == 0 {
 			continue
 		}
-		worst, line := linkVerdict(fs, width-len(l.Name())-8, rootID(r))
+		room := 0
+		if width > 0 {
+			room = width - len(l.Name()) - 8
+		}
+		worst, line := linkVerdict(fs, room, rootID(r))
 		fmt.Fprintf(&b, "%s %s: %s\n", p.mark(worst.Severity, worst.Skipped), l.Name(), line)
 		if o.Verbose {
 			for _, f := range fs {
-				writeVerbose(&b, p, f, width)
+				writeVerbose(&b, p, f, width, wrap)
 			}
 		}
 	}
@@ -137,7 +160,7 @@ func Text(w io.Writer, r *rules.Report, o TextOptions) error {
 		}
 	}
 	if r.Verification != nil {
-		writeVerification(&b, p, r)
+		writeVerification(&b, p, r, width)
 	}
 
 	// 4. The tally.
@@ -152,7 +175,7 @@ func Text(w io.Writer, r *rules.Report, o TextOptions) error {
 	}
 	fmt.Fprintf(&b, "Status: %s (%s, %s).", status, plural(e, "error", "errors"), plural(wn, "warning", "warnings"))
 	if !o.Verbose {
-		b.WriteString(" Details: doctor -v. For a support ticket: doctor --format markdown.")
+		b.WriteString(" " + footer(o.Command))
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
@@ -331,6 +354,9 @@ func linkVerdict(fs []checks.Finding, width int, root string) (checks.Finding, s
 		}
 		line = strings.Join(parts, "; ")
 	}
+	if width <= 0 {
+		return worst, line // not a terminal: the whole line
+	}
 	if width < 30 {
 		width = 30
 	}
@@ -380,10 +406,10 @@ func writeFix(b *strings.Builder, p palette, fx checks.Fix, indent string) {
 	}
 }
 
-func writeVerbose(b *strings.Builder, p palette, f checks.Finding, width int) {
+func writeVerbose(b *strings.Builder, p palette, f checks.Finding, width, wrap int) {
 	fmt.Fprintf(b, "    %s %s %s\n", p.mark(f.Severity, f.Skipped), f.Title, p.faint("["+f.ID+" · "+f.Cause+"]"))
 	if f.Detail != "" {
-		writeWrapped(b, "        ", f.Detail, width)
+		writeWrapped(b, "        ", f.Detail, wrap)
 	}
 	if f.BlockedBy != nil {
 		fmt.Fprintf(b, "        %s\n", p.faint("explained by "+*f.BlockedBy))
@@ -395,10 +421,11 @@ func writeVerbose(b *strings.Builder, p palette, f checks.Finding, width int) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			v, _ := json.Marshal(f.Evidence[k])
-			s := string(v)
-			if len(s) > 300 {
-				s = s[:300] + "…"
+			s := EvidenceText(f.Evidence[k])
+			// On a terminal a long value (a log's tail) is cut to a few
+			// screen lines; elsewhere it is kept whole.
+			if r := []rune(s); width > 0 && len(r) > 3*width {
+				s = string(r[:3*width]) + "…"
 			}
 			fmt.Fprintf(b, "        %s %s\n", p.faint(k+":"), s)
 		}
@@ -406,6 +433,42 @@ func writeVerbose(b *strings.Builder, p palette, f checks.Finding, width int) {
 	for _, fx := range f.Fixes {
 		writeFix(b, p, fx, "        ")
 	}
+}
+
+// EvidenceText is an evidence value as a person reads it: JSON without
+// HTML escaping (a command's "2>&1" stays "2>&1", "GPU-<redacted>" stays
+// readable), on one line.
+func EvidenceText(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// footer points at the verbose and the Markdown form of the same command.
+func footer(cmd string) string {
+	if cmd == "" {
+		cmd = "doctor"
+	}
+	verbose, md := withFlag(cmd, "-v"), withFlag(cmd, "--format markdown")
+	return "Details: " + verbose + ". For a support ticket: " + md + "."
+}
+
+// withFlag puts flag after the command's name(s): "doctor explain tf.log"
+// → "doctor explain -v tf.log".
+func withFlag(cmd, flag string) string {
+	fields := strings.Fields(cmd)
+	n := 1
+	if len(fields) > 1 && (fields[1] == "explain" || fields[1] == "verify" || fields[1] == "watch" || fields[1] == "fix") {
+		n = 2
+	}
+	if n > len(fields) {
+		n = len(fields)
+	}
+	return strings.Join(append(append(append([]string{}, fields[:n]...), flag), fields[n:]...), " ")
 }
 
 // writeWrapped writes text wrapped at width with an indent.

@@ -9,24 +9,29 @@ import (
 	"github.com/tfdoctor/doctor/rules"
 )
 
-// rungWidth bounds one rung's line in the text view.
-const rungWidth = 100
-
 // writeVerification renders the runtime ladder's rungs in the text view: one
 // line per rung (mark, number, name, time, what it proved or what broke, and
 // the cause), with the failing call's error under a failed rung. The
 // framework's whole stderr is in the JSON report; the end of it is in a
 // failed rung's finding detail (doctor -v).
-func writeVerification(b *strings.Builder, p palette, r *rules.Report) {
+//
+// width is the terminal's (0: not a terminal: nothing is cut).
+func writeVerification(b *strings.Builder, p palette, r *rules.Report, width int) {
 	v := r.Verification
 	if v == nil || len(v.Rungs) == 0 {
 		return
 	}
 	fmt.Fprintf(b, "\n%s\n", p.bold(fmt.Sprintf("Verification ladder (%s):", rungSeconds(v.DurationMS))))
+	clip := func(s string, room int) string {
+		if width <= 0 {
+			return s
+		}
+		return rungClip(s, room)
+	}
 	for i, g := range v.Rungs {
 		sev, skipped := rungSeverity(g)
 		head := fmt.Sprintf("%d %-9s %6s  ", i+1, g.Name, rungSeconds(g.DurationMS))
-		room := rungWidth - 6 - len(head)
+		room := width - 6 - len(head)
 		cause := ""
 		if g.Status == host.RungFail && g.Cause != "" {
 			cause = " [" + g.Cause + "]"
@@ -39,12 +44,12 @@ func writeVerification(b *strings.Builder, p palette, r *rules.Report) {
 				summary = summary[:i]
 			}
 		}
-		fmt.Fprintf(b, "  %s %s%s%s\n", p.mark(sev, skipped), head, rungClip(summary, room), p.faint(cause))
+		fmt.Fprintf(b, "  %s %s%s%s\n", p.mark(sev, skipped), head, clip(summary, room), p.faint(cause))
 		for _, f := range g.Figures {
 			fmt.Fprintf(b, "        %s\n", figureText(p, f))
 		}
 		if g.Status == host.RungFail && g.Error != "" {
-			fmt.Fprintf(b, "        %s\n", p.faint(rungClip(rungFirstLine(g.Error), rungWidth-8)))
+			fmt.Fprintf(b, "        %s\n", p.faint(clip(rungFirstLine(g.Error), width-8)))
 		}
 	}
 }

@@ -50,16 +50,27 @@ func ladders() map[string]*host.Verification {
 func TestVerificationText(t *testing.T) {
 	for name, v := range ladders() {
 		var b strings.Builder
-		writeVerification(&b, newPalette(false), &rules.Report{Verification: v})
+		writeVerification(&b, newPalette(false), &rules.Report{Verification: v}, 100) // a terminal 100 wide
 		golden(t, "verification_"+name+".txt", b.String())
 		for _, line := range strings.Split(b.String(), "\n") {
-			if n := len([]rune(line)); n > rungWidth+2 {
+			if n := len([]rune(line)); n > 100+2 {
 				t.Errorf("line of %d runes: %q", n, line)
 			}
 		}
+		// Not a terminal: nothing is cut.
+		var whole strings.Builder
+		writeVerification(&whole, newPalette(false), &rules.Report{Verification: v}, 0)
+		for _, g := range v.Rungs {
+			if g.Status == host.RungFail && !strings.Contains(whole.String(), rungFirstLine(g.Error)) {
+				t.Errorf("without a terminal the error is cut:\n%s", whole.String())
+			}
+		}
+		if strings.Contains(whole.String(), "…") {
+			t.Errorf("without a terminal a line is cut:\n%s", whole.String())
+		}
 	}
 	var b strings.Builder
-	writeVerification(&b, newPalette(false), &rules.Report{})
+	writeVerification(&b, newPalette(false), &rules.Report{}, 100)
 	if b.Len() != 0 {
 		t.Errorf("no ladder, yet %q", b.String())
 	}

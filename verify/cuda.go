@@ -145,6 +145,17 @@ func openDevice(req childRequest, e env, r *host.Rung) (*device, bool) {
 		if e.WSL {
 			r.Summary = req.LibCUDA + " could not be loaded: WSL's /usr/lib/wsl/lib is not on the loader's path"
 		}
+		if strings.Contains(req.LibCUDA, "/") {
+			// A file named by path (--libcuda): the loader's path is not
+			// involved, and a file that is there but does not load is not
+			// a missing driver.
+			if _, err := os.Stat(req.LibCUDA); err != nil {
+				r.Summary = req.LibCUDA + " could not be loaded: no such file"
+			} else {
+				r.Code, r.Cause = "LIBRARY_NOT_LOADABLE", causeComputeFailed
+				r.Summary = req.LibCUDA + " could not be loaded: the named file is not a loadable library"
+			}
+		}
 		return nil, false
 	}
 	if C.dr_loaded_from(&errBuf[0], 1024) == 0 {

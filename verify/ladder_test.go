@@ -90,6 +90,8 @@ func TestDriverRungCauses(t *testing.T) {
 		{"out of memory", []string{"FAKECUDA_OOM=1"}, "", "gpu_out_of_memory_other_process", "cuMemAlloc", "CUDA_ERROR_OUT_OF_MEMORY"},
 		{"wrong results", []string{"FAKECUDA_WRONG=1"}, "", "gpu_compute_failed", "doctor_saxpy", "WRONG_RESULT"},
 		{"no libcuda", nil, "/nonexistent/libcuda.so.1", "driver_missing", "dlopen", "LIBRARY_NOT_FOUND"},
+		// A file named by path that is not a library is not a missing driver.
+		{"not a library", nil, "/etc/passwd", "gpu_compute_failed", "dlopen", "LIBRARY_NOT_LOADABLE"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -105,6 +107,9 @@ func TestDriverRungCauses(t *testing.T) {
 			}
 			if r.Error == "" || r.Summary == "" {
 				t.Errorf("a failure needs an error and a summary: %+v", r)
+			}
+			if c.libcuda == "/etc/passwd" && (!strings.Contains(r.Summary, "not a loadable library") || strings.Contains(r.Summary, "driver")) {
+				t.Errorf("summary %q", r.Summary)
 			}
 		})
 	}

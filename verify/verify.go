@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -100,6 +102,36 @@ func (o Options) Validate() error {
 		if r != host.RungDriver && r != host.RungLibraries && r != host.RungFramework {
 			return fmt.Errorf("unknown rung %q: use driver, libraries or framework", r)
 		}
+	}
+	for _, l := range []struct{ flag, path string }{{"libcuda", o.LibCUDA}, {"libcublas", o.LibCublas}} {
+		if err := namedLibrary(l.path); err != nil {
+			return fmt.Errorf("--%s %s: %v", l.flag, l.path, err)
+		}
+	}
+	return nil
+}
+
+// namedLibrary checks a library file the user named by its path: it must
+// be a file that starts like a shared library (an ELF header). A bare
+// soname ("libcuda.so.1") is the loader's to find.
+func namedLibrary(path string) error {
+	if path == "" || !strings.Contains(path, "/") {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return errors.New("no such file")
+		}
+		return err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return errors.New("not a loadable library: not a regular file")
+	}
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(f, magic); err != nil || string(magic) != "\x7fELF" {
+		return errors.New("not a loadable library: the file is not an ELF shared object")
 	}
 	return nil
 }

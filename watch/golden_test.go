@@ -39,8 +39,9 @@ func TestReportGolden(t *testing.T) {
 	}{{"starved", starved()}, {"cpu-only", canned(jobPID, 5, func(int) tick { return tick{cpu: 100, busiest: 99} })}} {
 		r := Report(tt.s, tool)
 		var text, js, md, prom bytes.Buffer
-		text.WriteString(Headline(r) + "\n\n")
-		if err := report.Text(&text, r, report.TextOptions{Verbose: true}); err != nil {
+		to := TextOptions(r)
+		to.Verbose = true
+		if err := report.Text(&text, r, to); err != nil {
 			t.Fatal(err)
 		}
 		if err := report.JSON(&js, r); err != nil {

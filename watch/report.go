@@ -7,6 +7,7 @@ import (
 
 	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/report"
 	"github.com/tfdoctor/doctor/rules"
 )
 
@@ -28,34 +29,33 @@ func Report(s *Series, tool host.Tool) *rules.Report {
 	return r
 }
 
-// Headline is the one-line verdict printed above the text report: the
-// root cause, or else the main verdict (busy, partly idle, nothing to
-// watch), and what was watched.
-func Headline(r *rules.Report) string {
+// TextOptions are the text report's first lines for a watch: the root
+// cause when there is one (report.Text's own first line), else the main
+// verdict (busy, partly idle, nothing to blame); then what was watched.
+// Each is said once.
+func TextOptions(r *rules.Report) report.TextOptions {
 	var verdict, summary *checks.Finding
 	for i := range r.Findings {
 		f := &r.Findings[i]
 		switch {
 		case f.ID == IDSummary:
 			summary = f
-		case r.RootCause != nil && f.ID == r.RootCause.ID:
-			verdict = f
 		case r.RootCause == nil && verdict == nil && f.Cause != CauseThrottled && f.Check != IDMemory && f.Check != IDCompetition:
 			verdict = f
 		}
 	}
-	var b strings.Builder
-	b.WriteString("doctor watch: ")
+	var o report.TextOptions
 	if verdict != nil {
-		fmt.Fprintf(&b, "%s [%s]", verdict.Title, verdict.Cause)
+		mark := "✓"
+		if verdict.Severity == checks.SevInfo {
+			mark = "i"
+		}
+		o.Headline = fmt.Sprintf("%s %s [%s]", mark, verdict.Title, verdict.Cause)
 	}
 	if summary != nil {
-		if verdict != nil {
-			b.WriteString("\n  ")
-		}
-		b.WriteString(summary.Title)
+		o.Lead = summary.Title
 	}
-	return b.String()
+	return o
 }
 
 // WritePrometheus writes the sampled figures in the Prometheus text format,

@@ -215,6 +215,9 @@ type diagnoseOptions struct {
 	From     string
 	NoRedact bool
 	Redact   bool
+	// Command is the command line the text report's footer names for -v
+	// and Markdown (not a flag; "" is doctor itself, with --from/--root).
+	Command string
 }
 
 var formats = []string{"text", "json", "markdown", "prometheus"}

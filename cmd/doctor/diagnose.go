@@ -119,7 +119,32 @@ func render(ios *iostreams.IOStreams, r *rules.Report, s *host.Snapshot, o diagn
 	case "prometheus":
 		return report.Prometheus(ios.Out, r)
 	}
-	return report.Text(ios.Out, r, report.TextOptions{Color: ios.ColorEnabled() && !o.NoColor, Verbose: o.Verbose})
+	return report.Text(ios.Out, r, report.TextOptions{Color: ios.ColorEnabled() && !o.NoColor, Verbose: o.Verbose,
+		Width: ios.TerminalWidth(), Command: footerCommand(o)})
+}
+
+// footerCommand is the command the text report's footer names: the one
+// that made the report, so that "-v" and "--format markdown" added to it
+// show the same thing in more detail.
+func footerCommand(o diagnoseOptions) string {
+	if o.Command != "" {
+		return o.Command
+	}
+	switch {
+	case o.From != "":
+		return "doctor --from " + shellQuote(o.From)
+	case o.Root != "" && !isLiveRoot(o.Root):
+		return "doctor --root " + shellQuote(o.Root)
+	}
+	return "doctor"
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+:@%,=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // progress draws one status line on a terminal's stderr while collectors

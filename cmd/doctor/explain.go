@@ -149,7 +149,14 @@ func runExplain(o explainOptions, ios *iostreams.IOStreams) error {
 	if r.Input != nil {
 		fmt.Fprintf(ios.ErrOut, "doctor: read %s (%d lines) from %s\n", sizeOf(r.Input.Bytes), r.Input.Lines, name)
 	}
-	dopts := diagnoseOptions{Format: o.Format, Verbose: o.Verbose, NoColor: o.NoColor, NoRedact: o.NoRedact, Redact: o.Redact}
+	dopts := diagnoseOptions{Format: o.Format, Verbose: o.Verbose, NoColor: o.NoColor, NoRedact: o.NoRedact, Redact: o.Redact,
+		Command: "doctor explain"}
+	if o.Path != "" && o.Path != "-" {
+		dopts.Command += " " + shellQuote(o.Path)
+		if o.Redact {
+			dopts.Command = "doctor explain FILE"
+		}
+	}
 	if err := render(ios, r, nil, dopts); err != nil {
 		return internalErr("writing the report: %v", err)
 	}

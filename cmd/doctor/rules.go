@@ -45,6 +45,7 @@ func rulesCommand(ios *iostreams.IOStreams) *cli.Command {
 			case "json":
 				enc := json.NewEncoder(ios.Out)
 				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false) // commands in docs stay pasteable (2>&1)
 				return enc.Encode(struct {
 					Rules  []ruleDoc         `json:"rules"`
 					Causes []knowledge.Cause `json:"causes"`

@@ -170,6 +170,7 @@ func runVerify(ctx context.Context, o diagnoseOptions, vo verify.Options, ios *i
 		return internalErr("evaluating checks: %v", err)
 	}
 	r.Source = "live"
+	o.Command = "doctor verify"
 	if err := render(ios, r, s, o); err != nil {
 		return internalErr("writing the report: %v", err)
 	}

@@ -129,6 +129,9 @@ func TestVerifyUsageErrors(t *testing.T) {
 		{[]string{"verify", "--rung-timeout", "-1s"}, "--rung-timeout must be positive"},
 		{[]string{"verify", "--python", "/nonexistent/python3"}, "no such interpreter"},
 		{[]string{"verify", "--format", "yaml"}, "unknown --format"},
+		{[]string{"verify", "--libcuda", "/etc/passwd"}, "--libcuda /etc/passwd: not a loadable library"},
+		{[]string{"verify", "--libcuda", "/nonexistent/libcuda.so.1"}, "--libcuda /nonexistent/libcuda.so.1: no such file"},
+		{[]string{"verify", "--libcublas", "/etc"}, "--libcublas /etc: not a loadable library"},
 	}
 	for _, c := range cases {
 		code, out, errOut := runDoctor(t, "", c.args...)

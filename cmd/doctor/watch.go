@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -164,9 +165,13 @@ func runWatch(c *cli.Context, o watchOptions, ios *iostreams.IOStreams) error {
 		return internalErr("watch: %v", err)
 	}
 	if o.Samples != "" {
-		b, err := json.MarshalIndent(s, "", "  ")
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		err := enc.Encode(s)
 		if err == nil {
-			err = atomicfile.Write(o.Samples, append(b, '\n'), 0o644)
+			err = atomicfile.Write(o.Samples, b.Bytes(), 0o644)
 		}
 		if err != nil {
 			fmt.Fprintf(ios.ErrOut, "doctor: cannot write %s: %v\n", o.Samples, err)
@@ -197,10 +202,13 @@ func renderWatch(ios *iostreams.IOStreams, r *rules.Report, s *watch.Series, o w
 		}
 		return watch.WritePrometheus(ios.Out, s)
 	}
-	if _, err := fmt.Fprintf(ios.Out, "%s\n\n", watch.Headline(r)); err != nil {
-		return err
+	to := watch.TextOptions(r)
+	to.Color, to.Verbose, to.Width = ios.ColorEnabled() && !o.NoColor, o.Verbose, ios.TerminalWidth()
+	to.Command = "doctor watch"
+	if o.PID > 0 {
+		to.Command += fmt.Sprintf(" --pid %d", o.PID)
 	}
-	return report.Text(ios.Out, r, report.TextOptions{Color: ios.ColorEnabled() && !o.NoColor, Verbose: o.Verbose})
+	return report.Text(ios.Out, r, to)
 }
 
 // selfIdentity is what redaction hides on this machine.

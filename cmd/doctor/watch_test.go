@@ -122,8 +122,19 @@ func TestWatchBusyText(t *testing.T) {
 	if code != exitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	if !strings.HasPrefix(out, "doctor watch: GPU 0 busy: kernels ran 95% of the time") {
+	if !strings.HasPrefix(out, "✓ GPU 0 busy: kernels ran 95% of the time") {
 		t.Errorf("text report starts %q", strings.SplitN(out, "\n", 2)[0])
+	}
+	// The verdict is said once, what was watched under it, and the
+	// footer names doctor watch, not the diagnosis.
+	if n := strings.Count(out, "✓ GPU 0 busy: kernels ran"); n != 1 || strings.Contains(out, "doctor watch:") {
+		t.Errorf("the verdict appears %d times:\n%s", n, out)
+	}
+	if lines := strings.Split(out, "\n"); len(lines) < 2 || !strings.HasPrefix(lines[1], "  Watched PID "+strconv.Itoa(pid)) {
+		t.Errorf("second line %q", lines[1])
+	}
+	if want := "Details: doctor watch -v --pid " + strconv.Itoa(pid) + ". For a support ticket: doctor watch --format markdown --pid " + strconv.Itoa(pid) + "."; !strings.Contains(out, want) {
+		t.Errorf("footer lacks %q:\n%s", want, out)
 	}
 	code, out, _ = runCLI("--format", "json", "watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "300ms", "-q")
 	if code != exitOK || !strings.HasPrefix(out, "{") {

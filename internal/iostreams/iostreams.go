@@ -6,8 +6,10 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/mattn/go-isatty"
+	"golang.org/x/sys/unix"
 )
 
 // IOStreams is where a command reads and writes. Progress and diagnostics go
@@ -19,6 +21,7 @@ type IOStreams struct {
 
 	stdinTTY, stdoutTTY, stderrTTY bool
 	color                          bool
+	width                          int // of the terminal on Out; 0: not a terminal
 }
 
 // System returns the process's streams with colour decided from the
@@ -32,8 +35,39 @@ func System() *IOStreams {
 		stderrTTY: isatty.IsTerminal(os.Stderr.Fd()),
 	}
 	s.color = ColorFromEnv(os.Getenv, s.stdoutTTY)
+	if s.stdoutTTY {
+		s.width = terminalWidth(int(os.Stdout.Fd()), os.Getenv)
+	}
 	return s
 }
+
+// terminalWidth is the width of the terminal on fd: the kernel's answer,
+// else $COLUMNS, else 80.
+func terminalWidth(fd int, getenv func(string) string) int {
+	if ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+		return int(ws.Col)
+	}
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 80
+}
+
+// TerminalWidth is the width of the terminal the report goes to, 0 when
+// it does not go to a terminal: text for a file, a pipe or a ticket is
+// never cut to a width.
+func (s *IOStreams) TerminalWidth() int {
+	if !s.stdoutTTY {
+		return 0
+	}
+	if s.width <= 0 {
+		return 80
+	}
+	return s.width
+}
+
+// SetTerminalWidth sets the terminal's width (tests).
+func (s *IOStreams) SetTerminalWidth(n int) { s.width = n }
 
 // ColorFromEnv applies the NO_COLOR / CLICOLOR / CLICOLOR_FORCE conventions.
 func ColorFromEnv(getenv func(string) string, tty bool) bool {
