@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -167,7 +168,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 // a driver_unresponsive finding and leave no process behind.
 func TestHungNvidiaSMI(t *testing.T) {
 	dir := t.TempDir()
-	marker := "3599.25"
+	// Unique to this test process: other runs of this test on the same
+	// machine (other checkouts) must not count as left behind.
+	marker := fmt.Sprintf("3599.%d", 10000+os.Getpid()%80000)
 	script := "#!/bin/sh\nsleep " + marker + " &\nsleep " + marker + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
