@@ -47,3 +47,13 @@ func TestStrongerFactOutranks(t *testing.T) {
 		t.Errorf("root cause %s, want wsl1_no_gpu", got)
 	}
 }
+
+// TestConsequenceNeverOutranksCause: a container that cannot start
+// because NVML reports a driver/library version mismatch is not a
+// container problem; the host's driver is.
+func TestConsequenceNeverOutranksCause(t *testing.T) {
+	r := ExplainText("docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown.\n")
+	if got := topCause(r); got != "driver_library_mismatch" {
+		t.Errorf("root cause %s, want driver_library_mismatch", got)
+	}
+}
