@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -23,7 +22,7 @@ type GPUSource interface {
 // NVMLSource returns the GPUSource backed by libnvidia-ml.so.1, loaded at
 // run time: on a machine without the driver it reports
 // ERROR_LIBRARY_NOT_FOUND.
-func NVMLSource() GPUSource { return &nvmlSource{newLib: func() nvml.Interface { return nvml.New() }} }
+func NVMLSource() GPUSource { return &nvmlSource{newLib: SystemNVML} }
 
 // NVMLSourceFrom adapts any nvml.Interface (go-nvml's mock servers in tests).
 func NVMLSourceFrom(lib nvml.Interface) GPUSource {
@@ -33,10 +32,6 @@ func NVMLSourceFrom(lib nvml.Interface) GPUSource {
 type nvmlSource struct {
 	newLib func() nvml.Interface
 }
-
-// nvmlMu serialises NVML sessions within the process: Init/Shutdown are
-// reference counted by the library, but doctor watch and gather may overlap.
-var nvmlMu sync.Mutex
 
 // NVMLError is an NVML return code turned into a Go error at the boundary.
 type NVMLError struct {
@@ -76,9 +71,19 @@ func errorStringSafe(r nvml.Return) (s string) {
 }
 
 func (n *nvmlSource) Read(ctx context.Context) (out NVML, err error) {
-	nvmlMu.Lock()
-	defer nvmlMu.Unlock()
-	lib := n.newLib()
+	sess, err := OpenNVML(n.newLib())
+	if err != nil {
+		var ne *NVMLError
+		switch {
+		case errors.As(err, &ne) && ne.Code == nvml.ERROR_LIBRARY_NOT_FOUND:
+			return NVML{Error: returnName(ne.Code), ErrorMessage: "libnvidia-ml.so.1 could not be loaded"}, nil
+		case errors.As(err, &ne):
+			return NVML{Error: returnName(ne.Code), ErrorMessage: errorStringSafe(ne.Code)}, nil
+		}
+		return NVML{Error: "ERROR_UNKNOWN", ErrorMessage: err.Error()}, nil
+	}
+	defer sess.Close()
+	lib := sess.Lib()
 	defer func() {
 		// A library missing its symbols (very old drivers) panics inside
 		// go-nvml; that is a finding, not a crash.
@@ -87,16 +92,6 @@ func (n *nvmlSource) Read(ctx context.Context) (out NVML, err error) {
 			err = nil
 		}
 	}()
-	if r := lib.Init(); r != nvml.SUCCESS {
-		msg := ""
-		if r != nvml.ERROR_LIBRARY_NOT_FOUND {
-			msg = errorStringSafe(r)
-		} else {
-			msg = "libnvidia-ml.so.1 could not be loaded"
-		}
-		return NVML{Error: returnName(r), ErrorMessage: msg}, nil
-	}
-	defer lib.Shutdown()
 	out.Available = true
 	if v, r := lib.SystemGetDriverVersion(); r == nvml.SUCCESS {
 		out.DriverVersion = v

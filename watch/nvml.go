@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -12,7 +13,7 @@ import (
 
 // NVML returns the GPUs backed by libnvidia-ml.so.1, loaded at run time: on
 // a machine without the driver, Open reports ERROR_LIBRARY_NOT_FOUND.
-func NVML() GPUs { return &nvmlGPUs{newLib: func() nvml.Interface { return nvml.New() }} }
+func NVML() GPUs { return &nvmlGPUs{newLib: host.SystemNVML} }
 
 // NVMLFrom adapts any nvml.Interface (go-nvml's mocks in tests).
 func NVMLFrom(lib nvml.Interface) GPUs {
@@ -21,6 +22,7 @@ func NVMLFrom(lib nvml.Interface) GPUs {
 
 type nvmlGPUs struct {
 	newLib func() nvml.Interface
+	sess   *host.NVMLSession // the one NVML boundary, with its session lock
 	lib    nvml.Interface
 	devs   []*nvmlDev
 	now    func() time.Time
@@ -45,7 +47,21 @@ func (n *nvmlGPUs) Open() (inv Inventory, err error) {
 	if n.now == nil {
 		n.now = time.Now
 	}
-	lib := n.newLib()
+	sess, err := host.OpenNVML(n.newLib())
+	if err != nil {
+		var ne *host.NVMLError
+		if errors.As(err, &ne) && ne.Code == nvml.ERROR_LIBRARY_NOT_FOUND {
+			return inv, fmt.Errorf("libnvidia-ml.so.1 could not be loaded (NVML %s): no NVIDIA driver, or the loader does not find it", "ERROR_LIBRARY_NOT_FOUND")
+		}
+		return inv, err
+	}
+	lib := sess.Lib()
+	n.sess, n.lib = sess, lib
+	defer func() {
+		if err != nil { // the caller does not Close after a failed Open
+			n.Close()
+		}
+	}()
 	defer func() {
 		// A library missing its symbols (very old drivers) panics inside
 		// go-nvml: an error to report, not a crash.
@@ -53,13 +69,6 @@ func (n *nvmlGPUs) Open() (inv Inventory, err error) {
 			err = fmt.Errorf("NVML call failed: %v", p)
 		}
 	}()
-	if r := lib.Init(); r != nvml.SUCCESS {
-		if r == nvml.ERROR_LIBRARY_NOT_FOUND {
-			return inv, fmt.Errorf("libnvidia-ml.so.1 could not be loaded (NVML %s): no NVIDIA driver, or the loader does not find it", "ERROR_LIBRARY_NOT_FOUND")
-		}
-		return inv, &host.NVMLError{Op: "nvmlInit", Code: r}
-	}
-	n.lib = lib
 	if v, r := lib.SystemGetDriverVersion(); r == nvml.SUCCESS {
 		inv.Driver = v
 	}
@@ -105,13 +114,8 @@ func (n *nvmlGPUs) Open() (inv Inventory, err error) {
 }
 
 func (n *nvmlGPUs) Close() {
-	if n.lib != nil {
-		func() {
-			defer func() { _ = recover() }()
-			n.lib.Shutdown()
-		}()
-		n.lib = nil
-	}
+	n.sess.Close()
+	n.sess, n.lib = nil, nil
 }
 
 func (n *nvmlGPUs) Sample() (out []GPUSample, err error) {

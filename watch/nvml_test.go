@@ -1,13 +1,17 @@
 package watch
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tfdoctor/doctor/host"
 )
 
 // h200 is a go-nvml mock device answering like an H200 under load.
@@ -176,5 +180,56 @@ func TestNVMLOpenErrors(t *testing.T) {
 func TestNVMLSampleBeforeOpen(t *testing.T) {
 	if _, err := NVMLFrom(server()).Sample(); err == nil {
 		t.Error("Sample before Open did not fail")
+	}
+}
+
+// doctor watch and the diagnosis talk to NVML through one boundary
+// (host.OpenNVML) with one session lock: a diagnosis that reads the GPUs
+// while a watch samples does not shut NVML down under the watch; the last
+// session to close does, once; a failed Open leaves no session open.
+func TestOneNVMLBoundary(t *testing.T) {
+	var mu sync.Mutex
+	inits, shutdowns := 0, 0
+	lib := server(h200())
+	lib.InitFunc = func() nvml.Return { mu.Lock(); inits++; mu.Unlock(); return nvml.SUCCESS }
+	lib.ShutdownFunc = func() nvml.Return { mu.Lock(); shutdowns++; mu.Unlock(); return nvml.SUCCESS }
+	lib.SystemGetCudaDriverVersionFunc = func() (int, nvml.Return) { return 13000, nvml.SUCCESS }
+	lib.SystemGetNVMLVersionFunc = func() (string, nvml.Return) { return "13.580.159.03", nvml.SUCCESS }
+	counts := func() (int, int) { mu.Lock(); defer mu.Unlock(); return inits, shutdowns }
+
+	w := NVMLFrom(lib)
+	if _, err := w.Open(); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ { // diagnoses overlapping the watch and each other
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if n, err := host.NVMLSourceFrom(lib).Read(context.Background()); err != nil || !n.Available {
+				t.Errorf("diagnosis during the watch: %+v %v", n, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if i, s := counts(); i != 1 || s != 0 {
+		t.Fatalf("during the watch: %d inits, %d shutdowns; want 1, 0", i, s)
+	}
+	if got, err := w.Sample(); err != nil || len(got) != 1 || got[0].Util == nil {
+		t.Fatalf("the watch's session was shut down under it: %+v %v", got, err)
+	}
+	w.Close()
+	w.Close()
+	if i, s := counts(); i != 1 || s != 1 {
+		t.Errorf("after the watch: %d inits, %d shutdowns; want 1, 1", i, s)
+	}
+
+	// A failed Open (a symbol missing after Init) closes its session.
+	lib.DeviceGetCountFunc = nil
+	if _, err := NVMLFrom(lib).Open(); err == nil {
+		t.Fatal("Open without DeviceGetCount succeeded")
+	}
+	if i, s := counts(); i != 2 || s != 2 {
+		t.Errorf("after a failed Open: %d inits, %d shutdowns; want 2, 2", i, s)
 	}
 }

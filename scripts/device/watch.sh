@@ -6,6 +6,9 @@
 #   starved  single-threaded Python preprocessing per step
 #            feeding tiny GPU steps                         -> data_pipeline_bottleneck
 #   cpuonly  the same kind of work, on the CPU only         -> gpu_not_used
+# While the busy job is watched, three `doctor snapshot --quick` runs read
+# NVML too: host NVML and watch NVML go through one boundary
+# (host.OpenNVML) and neither shuts NVML down under the other.
 # Expects the doctor binary at ./.device/doctor; writes under $OUT:
 #   watch-<job>.json   the doctor.report/v1 report (stdout of doctor watch)
 #   watch.log          dmon output, doctor's live lines, per-second doctor vs
@@ -103,11 +106,31 @@ for job in busy starved cpuonly; do
   fi
   timeout 30 nvidia-smi dmon -s u -c 15 >"$TMP/$job.dmon" 2>&1 &
   dmon=$!
+  if [ "$job" = busy ]; then
+    # One NVML boundary (host.OpenNVML): diagnoses read NVML while the
+    # watch samples; neither may shut NVML down under the other.
+    ( for i in 1 2 3; do sleep 3; timeout 30 "$DOCTOR" snapshot --quick -o "$TMP/snap-during-watch-$i.json" 2>>"$TMP/snaps.err"; done ) &
+    snaps=$!
+  fi
   timeout 40 "$DOCTOR" watch --pid "$pid" --duration 15s --format json --samples "$TMP/$job.samples.json" \
     >"$OUT/watch-$job.json" 2>"$TMP/$job.stderr"
   rc=$?
   wait "$dmon" 2>/dev/null
+  [ "$job" = busy ] && wait "$snaps" 2>/dev/null
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  if [ "$job" = busy ]; then
+    NVMLB=$(timeout 20 "$PY" - "$TMP" "$TMP/$job.samples.json" 2>>"$LOG" <<'EOF' || echo "unreadable"
+import glob, json, sys
+snaps = sorted(glob.glob(sys.argv[1] + "/snap-during-watch-*.json"))
+ok = sum(1 for p in snaps if (lambda n: n.get("available") and n.get("gpus"))(json.load(open(p)).get("nvml") or {}))
+samples = json.load(open(sys.argv[2]))["samples"]
+bad = sum(1 for s in samples for g in (s.get("gpus") or []) if g.get("errors"))
+nogpu = sum(1 for s in samples if not s.get("gpus"))
+print("snapshots during the watch with NVML available: %d/3; watch samples with GPU errors: %d, without GPUs: %d of %d" % (ok, bad, nogpu, len(samples)))
+EOF
+    )
+    { echo "-- one NVML boundary: $NVMLB"; cat "$TMP/snaps.err" 2>/dev/null; } >>"$LOG"
+  fi
   {
     echo "-- doctor watch exit $rc; stderr:"; cat "$TMP/$job.stderr"
     echo "-- nvidia-smi dmon -s u -c 15:"; cat "$TMP/$job.dmon"
@@ -147,4 +170,6 @@ done
     printf '%-8s %-44s %10s %10s %10s %10s\n' "$job" "${VERDICT[$job]:--}" "${UTIL[$job]:--}" "${DMON[$job]:--}" "${SELF[$job]:--}" "${COST[$job]:--}"
   done
   echo "expected: busy -> healthy (watch.busy); starved -> data_pipeline_bottleneck; cpuonly -> gpu_not_used"
+  echo "one NVML boundary (3 doctor snapshots while the busy job was watched): ${NVMLB:-not run}"
+  echo "expected: 3/3 available, 0 samples with GPU errors, 0 without GPUs"
 } | tee -a "$LOG"
