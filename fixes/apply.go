@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tfdoctor/doctor/checks"
+	"github.com/tfdoctor/doctor/internal/run"
 )
 
 // Session applies plans with consent, journaling every change.
@@ -504,28 +504,23 @@ func (s *Session) runCommand(ctx context.Context, p *Plan, st *Step) error {
 	if timeout <= 0 {
 		timeout = 30 * time.Minute
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, st.Argv[0], st.Argv[1:]...)
-	cmd.Env = s.environ(st)
+	// internal/run: its own process group, killed whole at the deadline
+	// or on an interrupt.
 	out := &prefixWriter{w: s.W, prefix: "    "}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	err = cmd.Run()
+	res := run.Run(ctx, run.Cmd{Path: st.Argv[0], Args: st.Argv[1:], Env: s.environ(st), Stdout: out, Stderr: out, Timeout: timeout})
 	out.flush()
-	code := -1
-	if cmd.ProcessState != nil {
-		code = cmd.ProcessState.ExitCode()
-	}
+	code := res.ExitCode
 	e.Exit = &code
+	err = res.Err
+	switch {
+	case res.TimedOut:
+		err = fmt.Errorf("%s: no end after %s", st.Argv[0], timeout)
+	case err == nil && res.Signal != "":
+		err = fmt.Errorf("%s ended by %s", filepath.Base(st.Argv[0]), res.Signal)
+	case err == nil && code != 0:
+		err = fmt.Errorf("%s exited with status %d", filepath.Base(st.Argv[0]), code)
+	}
 	if err != nil {
-		if cctx.Err() == context.DeadlineExceeded {
-			err = fmt.Errorf("%s: no end after %s", st.Argv[0], timeout)
-		} else if code > 0 {
-			err = fmt.Errorf("%s exited with status %d", filepath.Base(st.Argv[0]), code)
-		}
 		s.fail(e, err)
 		return err
 	}

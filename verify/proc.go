@@ -5,36 +5,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/tfdoctor/doctor/internal/run"
 )
 
-// proc is one rung's child process. It is internal/run's idea (own process
-// group, SIGKILL to the whole group at the deadline, capped output) with one
-// thing internal/run does not do: the child's standard input stays open, so
-// the ladder can hold a child at its gate (set up, but not yet timing) and
-// release it with a line when the rung below has finished. That lets every
-// rung load its libraries and the framework import while the GPU is timed by
-// another rung, without two rungs ever timing work at once.
+// proc is one rung's child process, started by internal/run (its own
+// process group, SIGKILL to the whole group at the deadline) with its
+// standard input kept open, so the ladder can hold a child at its gate (set
+// up, but not yet timing) and release it with a line when the rung below
+// has finished. That lets every rung load its libraries and the framework
+// import while the GPU is timed by another rung, without two rungs ever
+// timing work at once.
 type proc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
+	p      *run.Proc
 	stdout *capped
 	stderr *capped
-	done   chan struct{}
-	start  time.Time
 	// lineSeen is closed when the child has written its first complete
 	// line to stdout: a rung child's result.
 	lineSeen chan struct{}
 	released sync.Once
-
-	mu      sync.Mutex
-	end     time.Time
-	waitErr error
 }
 
 // startProc starts argv with env and writes first (the request line) to
@@ -43,40 +34,19 @@ func startProc(argv []string, env []string, dir string, first []byte) (*proc, er
 	if len(argv) == 0 {
 		return nil, errors.New("no command")
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &proc{cmd: cmd, stdout: &capped{max: 1 << 20}, stderr: &capped{max: 1 << 20}, done: make(chan struct{}), lineSeen: make(chan struct{})}
+	p := &proc{stdout: &capped{max: 1 << 20}, stderr: &capped{max: 1 << 20}, lineSeen: make(chan struct{})}
 	p.stdout.onLine = func() { close(p.lineSeen) }
-	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-	// A grandchild that left the group could hold the pipes open; stop
-	// waiting for them a second after the child itself ends.
-	cmd.WaitDelay = time.Second
-	in, err := cmd.StdinPipe()
+	rp, err := run.Start(run.Cmd{Path: argv[0], Args: argv[1:], Env: env, Dir: dir,
+		Stdout: p.stdout, Stderr: p.stderr, OpenStdin: true, Stdin: first})
 	if err != nil {
 		return nil, err
 	}
-	p.stdin = in
-	p.start = time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() {
-		err := cmd.Wait()
-		p.mu.Lock()
-		p.end, p.waitErr = time.Now(), err
-		p.mu.Unlock()
-		close(p.done)
-	}()
-	// The child may already have died; a write error then says nothing
-	// that Wait will not.
-	_, _ = in.Write(first)
+	p.p = rp
 	return p, nil
 }
 
 // release lets a child past its gate (once).
-func (p *proc) release() { p.released.Do(func() { _, _ = p.stdin.Write([]byte("go\n")) }) }
+func (p *proc) release() { p.released.Do(func() { _ = p.p.WriteStdin([]byte("go\n")) }) }
 
 // finished is closed when the child has printed its first line or ended,
 // whichever comes first.
@@ -85,7 +55,7 @@ func (p *proc) finished() <-chan struct{} {
 	go func() {
 		select {
 		case <-p.lineSeen:
-		case <-p.done:
+		case <-p.p.Done():
 		}
 		close(ch)
 	}()
@@ -106,62 +76,13 @@ type outcome struct {
 // wait waits for the child until deadline; then the child's process group
 // gets SIGKILL.
 func (p *proc) wait(ctx context.Context, deadline time.Time) outcome {
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	var o outcome
-	select {
-	case <-p.done:
-	case <-timer.C:
-		o.timedOut = true
-		p.kill()
-	case <-ctx.Done():
-		o.err = ctx.Err()
-		p.kill()
-	}
-	_ = p.stdin.Close()
-	select {
-	case <-p.done:
-	case <-time.After(2 * time.Second):
-		// In uninterruptible sleep inside the driver, a process cannot
-		// die until the driver lets go; do not wait for it.
-		o.stuck = true
-	}
-	p.mu.Lock()
-	end, werr := p.end, p.waitErr
-	p.mu.Unlock()
-	if end.IsZero() {
-		end = time.Now()
-	}
-	o.duration = end.Sub(p.start)
-	o.stdout, o.stderr = p.stdout.Bytes(), p.stderr.Bytes()
-	o.exitCode = -1
-	if st := p.cmd.ProcessState; st != nil && !o.stuck {
-		o.exitCode = st.ExitCode()
-		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			o.signal = ws.Signal().String()
-		}
-	}
-	var ee *exec.ExitError
-	if werr != nil && !errors.As(werr, &ee) && o.err == nil && !o.timedOut {
-		o.err = werr
-	}
-	return o
+	r := p.p.Wait(ctx, deadline)
+	return outcome{stdout: p.stdout.Bytes(), stderr: p.stderr.Bytes(), exitCode: r.ExitCode, signal: r.Signal,
+		timedOut: r.TimedOut, stuck: r.Stuck, duration: r.Duration, err: r.Err}
 }
 
 // pid is the child's process ID.
-func (p *proc) pid() int {
-	if p.cmd.Process == nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
-
-func (p *proc) kill() {
-	if pid := p.pid(); pid > 0 {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		_ = p.cmd.Process.Signal(os.Kill)
-	}
-}
+func (p *proc) pid() int { return p.p.PID() }
 
 // describe says in words how a child that printed no result ended.
 func (o outcome) describe() string {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -70,4 +71,64 @@ func TestLookPath(t *testing.T) {
 	if _, err := LookPath("tool", ""); err == nil {
 		t.Error("found a program with an empty PATH")
 	}
+}
+
+// The ladder's way: a child held at a gate on its open standard input,
+// released with a line, output streamed to the caller's writer; at the
+// deadline the group dies with its grandchild, and a cancelled ctx is an
+// error, not a timeout.
+func TestStartGateAndDeadline(t *testing.T) {
+	dir := t.TempDir()
+	var out strings.Builder
+	p, err := Start(Cmd{Path: "/bin/sh", Args: []string{"-c", `read req; read gate; echo "$req $gate"; sleep 1000 & echo $! > ` + dir + `/pid; wait`},
+		Stdout: &syncWriter{b: &out}, OpenStdin: true, Stdin: []byte("req\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteStdin([]byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := p.Wait(context.Background(), time.Now().Add(500*time.Millisecond))
+	if !r.TimedOut || r.Stuck || r.Signal != "killed" {
+		t.Fatalf("got %+v", r)
+	}
+	if got := out.String(); got != "req go\n" {
+		t.Errorf("stdout %q", got)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	deadline := time.Now().Add(2 * time.Second)
+	for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if syscall.Kill(pid, 0) == nil {
+		// A zombie still answers kill 0; look at its state.
+		if st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); !strings.Contains(string(st), ") Z ") {
+			t.Errorf("grandchild %d survived: %s", pid, st)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	p, err = Start(Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if r := p.Wait(ctx, time.Time{}); r.TimedOut || r.Err != context.Canceled {
+		t.Errorf("cancelled: %+v", r)
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }
