@@ -168,7 +168,8 @@ var catalog = []FixSpec{
 			Param{Name: "display_name", Kind: ParamText, Doc: "the name Jupyter shows"})},
 	{ID: FixCondaReinstall, Title: "Reinstall conda packages in the environment", Risk: RiskModerate,
 		Params: withSchema(envSchema,
-			Param{Name: "packages", Kind: ParamList, Required: true, Doc: "the package specs to reinstall"})},
+			Param{Name: "packages", Kind: ParamList, Required: true, Doc: "the package specs to reinstall"},
+			Param{Name: "channel", Kind: ParamText, Doc: "the channel to install from (-c), e.g. conda-forge"})},
 
 	{ID: FixReboot, Title: "Reboot the machine", Risk: RiskDangerous, Manual: true},
 	{ID: FixWindowsDriver, Title: "Install or update the NVIDIA driver on Windows, then restart WSL", Risk: RiskSafe, Manual: true},

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -546,13 +547,25 @@ the wheel or conda package that installed it.`,
 	},
 }
 
+// cudnnFix brings the cuDNN TensorFlow was built with. In a conda env
+// that has a cudnn package: the conda-forge build of that major.minor when
+// conda-forge has one (it has no 8.5, 8.6 or 8.7). Otherwise the cuDNN
+// wheel that tensorflow[and-cuda] pins, when that pin is verified, or
+// TensorFlow's own recipe; else a reinstall of tensorflow[and-cuda]==X,
+// which lets pip resolve the pins.
 func cudnnFix(s *host.Snapshot, l *host.Libraries, py *host.Python) []Fix {
 	if py.Kind == "conda" {
 		for _, cp := range py.CondaPackages {
-			if cp.Name == "cudnn" {
+			if cp.Name != "cudnn" {
+				continue
+			}
+			if v, m, src, ok := knowledge.CondaForgeCudnn(l.CUDNN); ok && m.Verified() {
+				spec := "cudnn=" + v
+				params := withParam(envParams(py), "packages", spec)
+				params["channel"] = "conda-forge"
 				return []Fix{{ID: FixCondaReinstall, Title: "Install the cuDNN TensorFlow was built with in the conda env", Risk: RiskModerate,
-					Steps:  []string{fmt.Sprintf("conda install -p %s -c conda-forge 'cudnn=%s'", shQuote(py.Prefix), l.CUDNN)},
-					Params: withParam(envParams(py), "packages", "cudnn="+l.CUDNN)}}
+					Steps:  []string{condaInstallLine(py.Prefix, "conda-forge", spec, true), ByHand + "conda-forge's cudnn " + v + ": " + src},
+					Params: params}}
 			}
 		}
 	}
@@ -560,6 +573,9 @@ func cudnnFix(s *host.Snapshot, l *host.Libraries, py *host.Python) []Fix {
 		for name := range row.Packages {
 			if strings.HasPrefix(name, "nvidia-cudnn-") {
 				pin, _ := row.PinOf(name)
+				if !pin.Mark.Verified() {
+					break // an unverified pin never becomes a command
+				}
 				req := name + "==" + pin.Version
 				return []Fix{{ID: FixPipInstallTensorFlow, Title: "Install the cuDNN wheel tensorflow[and-cuda] pins", Risk: RiskModerate,
 					Steps:  []string{shQuote(py.Executable) + " -m pip install " + shQuote(req)},
@@ -567,7 +583,27 @@ func cudnnFix(s *host.Snapshot, l *host.Libraries, py *host.Python) []Fix {
 			}
 		}
 	}
+	if r, ok := knowledge.RecipeFor(l.TFVersion); ok && r.Mark.Verified() && len(r.Pip) == 1 {
+		req := r.Pip[0]
+		return []Fix{{ID: FixPipInstallTensorFlow, Title: "Install the cuDNN wheel TensorFlow's recipe names", Risk: RiskModerate,
+			Steps: []string{shQuote(py.Executable) + " -m pip install " + shQuote(req),
+				ByHand + "in $CONDA_PREFIX/etc/conda/activate.d/env_vars.sh: " + r.Activate + " (" + r.Source + ")"},
+			Params: withParam(envParams(py), "requirement", req)}}
+	}
 	return []Fix{pipInstallTF(s, l.TFVersion, true)}
+}
+
+// condaInstallLine is the command the conda-reinstall plan runs.
+func condaInstallLine(prefix, channel, spec string, force bool) string {
+	line := "conda install -y"
+	if force {
+		line += " --force-reinstall"
+	}
+	line += " -p " + shQuote(prefix)
+	if channel != "" {
+		line += " -c " + shQuote(channel)
+	}
+	return line + " " + shQuote(spec)
 }
 
 // CUDAMajorMismatch finds libraries that load but were built for another
@@ -792,9 +828,30 @@ func condaCause(name string) string {
 
 func condaReinstallFix(py *host.Python, cp host.CondaPackage) Fix {
 	spec := cp.Name + "=" + cp.Version
+	params := withParam(envParams(py), "packages", spec)
+	ch := condaChannel(cp.Channel)
+	if ch != "" {
+		params["channel"] = ch
+	}
 	return Fix{ID: FixCondaReinstall, Title: "Reinstall the conda package " + cp.Name, Risk: RiskModerate,
-		Steps:  []string{fmt.Sprintf("conda install -p %s --force-reinstall -y %s", shQuote(py.Prefix), shQuote(spec))},
-		Params: withParam(envParams(py), "packages", spec)}
+		Steps:  []string{condaInstallLine(py.Prefix, ch, spec, true)},
+		Params: params}
+}
+
+var condaChannelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// condaChannel turns conda-meta's channel ("conda-forge",
+// "https://conda.anaconda.org/conda-forge/linux-64", "pkgs/main") into a
+// name for -c; "" when it is none doctor passes on.
+func condaChannel(c string) string {
+	c = strings.TrimSuffix(c, "/")
+	if u, ok := strings.CutPrefix(c, "https://conda.anaconda.org/"); ok {
+		c, _, _ = strings.Cut(u, "/")
+	}
+	if condaChannelRE.MatchString(c) {
+		return c
+	}
+	return ""
 }
 
 // CondaFiles finds conda packages whose files are gone.
@@ -895,12 +952,17 @@ XLA-compiled functions fail with "libdevice not found at
 			steps := []string{}
 			if row, ok := knowledge.PinsFor(l.TFVersion); ok {
 				for name := range row.Packages {
-					if strings.HasPrefix(name, "nvidia-cuda-nvcc-") {
-						pin, _ := row.PinOf(name)
-						req := name + "==" + pin.Version
-						params["requirement"] = req
-						steps = append(steps, shQuote(py.Executable)+" -m pip install "+shQuote(req))
+					if !strings.HasPrefix(name, "nvidia-cuda-nvcc-") {
+						continue
 					}
+					// A verified pin names the wheel; otherwise pip resolves
+					// it from tensorflow[and-cuda]'s own metadata.
+					req := "tensorflow[and-cuda]==" + l.TFVersion
+					if pin, _ := row.PinOf(name); pin.Mark.Verified() {
+						req = name + "==" + pin.Version
+					}
+					params["requirement"] = req
+					steps = append(steps, shQuote(py.Executable)+" -m pip install "+shQuote(req))
 				}
 			}
 			steps = append(steps, "export XLA_FLAGS=--xla_gpu_cuda_data_dir="+shQuote(nvccDir)+"   # doctor --fix writes it to the environment's activate script")

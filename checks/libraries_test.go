@@ -200,7 +200,7 @@ func TestPythonVersions(t *testing.T) {
 	// are named.
 	s.Python.Version = "3.8.18"
 	f = only(t, runOne(t, checks.TensorFlowInstall, s), "python.tensorflow")
-	if !hasStep(&f, "-m pip install tensorflow==2.13.0") || !hasStep(&f, "cudatoolkit=11.8 cudnn=8.6") {
+	if !hasStep(&f, "-m pip install tensorflow==2.13.0") || !hasStep(&f, "conda install -c conda-forge cudatoolkit=11.8.0") || !hasStep(&f, "nvidia-cudnn-cu11==8.6.0.163") || hasStep(&f, "cudnn=8.6") {
 		t.Errorf("Python 3.8 pin: %+v", f.Fixes)
 	}
 	// A system Python gets a venv first.

@@ -138,15 +138,27 @@ func tfWhy(s *host.Snapshot) string {
 	return whyText(c)
 }
 
-// tfRequirement is the pip requirement for a TensorFlow release:
-// tensorflow[and-cuda]==X from 2.14 on (the extra pulls the CUDA wheels),
-// plain tensorflow==X before.
-func tfRequirement(version string) string {
-	if knowledge.CompareVersions(knowledge.Version(version), knowledge.Version("2.14")) >= 0 {
-		return "tensorflow[and-cuda]==" + version
+// tfRequirement is the pip requirement for a TensorFlow release on
+// Python py: tensorflow[and-cuda]==X from 2.14 on (the extra pulls the CUDA
+// wheels), plain tensorflow==X before. A requirement the knowledge says
+// cannot install is replaced (2.15.0 -> 2.15.0.post1) or loses its extra
+// (2.14.0 on Python 3.11); why says so ("" otherwise).
+func tfRequirement(version, py string) (req, why string) {
+	if knowledge.CompareVersions(knowledge.Version(version), knowledge.Version("2.14")) < 0 {
+		return "tensorflow==" + version, ""
 	}
-	return "tensorflow==" + version
+	req = "tensorflow[and-cuda]==" + version
+	if u, ok := knowledge.PipUninstallable(req, py); ok && u.Mark.Verified() {
+		if u.Use != "" {
+			return u.Use, fmt.Sprintf("TensorFlow %s with [and-cuda] cannot install: %s (%s).", version, u.Why, u.Source)
+		}
+		return "tensorflow==" + version, fmt.Sprintf("TensorFlow %s with [and-cuda] cannot install on Python %s: %s (%s); the CUDA libraries must come another way.", version, majorMinorOf(py), u.Why, u.Source)
+	}
+	return req, ""
 }
+
+// ByHand starts a fix step that doctor prints but does not run.
+const ByHand = "By hand: "
 
 // venvTarget is where doctor suggests a fresh venv when the examined
 // Python is the system's (pip refuses to install there, PEP 668).
@@ -167,16 +179,18 @@ func envParams(py *host.Python) map[string]string {
 
 // pipInstallTF is the fix that installs a pinned TensorFlow with the
 // examined interpreter (or a new venv made from it, for a system Python).
+// Its steps are the commands the plan runs, in order; lines that start
+// with ByHand are printed only.
 func pipInstallTF(s *host.Snapshot, version string, force bool) Fix {
 	py := s.Python
-	req := tfRequirement(version)
+	req, why := tfRequirement(version, py.Version)
 	params := envParams(py)
 	params["requirement"] = req
 	python := py.Executable
 	var steps []string
 	if py.Kind == "system" {
 		v := venvTarget(s)
-		steps = append(steps, shQuote(py.Executable)+" -m venv "+shQuote(v)+"   # the system Python is managed by the OS; use a venv")
+		steps = append(steps, shQuote(py.Executable)+" -m venv "+shQuote(v))
 		python = path.Join(v, "bin", "python")
 		params["python"], params["env_prefix"], params["env_kind"], params["create_venv"] = python, v, "venv", py.Executable
 	}
@@ -185,15 +199,40 @@ func pipInstallTF(s *host.Snapshot, version string, force bool) Fix {
 		install += "--force-reinstall "
 		params["force_reinstall"] = "true"
 	}
-	steps = append(steps, shQuote(python)+" -m pip install --upgrade pip", install+shQuote(req))
-	if !strings.Contains(req, "[and-cuda]") {
-		if b, ok := knowledge.TFBuildFor(version); ok {
-			steps = append(steps, fmt.Sprintf("Install CUDA %s and cuDNN %s for it (TensorFlow %s has no [and-cuda] extra), e.g. in a conda env: conda install -c conda-forge cudatoolkit=%s cudnn=%s", b.CUDA, b.CUDNN, version, b.CUDA, b.CUDNN))
-		}
+	steps = append(steps, install+shQuote(req))
+	if why != "" {
+		steps = append(steps, ByHand+why)
 	}
-	steps = append(steps, shQuote(python)+` -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))"`)
+	if !strings.Contains(req, "[and-cuda]") {
+		steps = append(steps, cudaRecipeSteps(version)...)
+	}
 	return Fix{ID: FixPipInstallTensorFlow, Title: fmt.Sprintf("Install TensorFlow %s with its CUDA libraries in %s", version, envLabel(py)),
 		Risk: RiskModerate, Steps: steps, Params: params}
+}
+
+// cudaRecipeSteps is TensorFlow's own recipe for the CUDA libraries of a
+// release without the [and-cuda] extra, printed only; without a verified
+// recipe it names the versions and nothing to run.
+func cudaRecipeSteps(version string) []string {
+	b, ok := knowledge.TFBuildFor(version)
+	if !ok {
+		return nil
+	}
+	r, ok := knowledge.RecipeFor(version)
+	if !ok || !r.Mark.Verified() {
+		return []string{fmt.Sprintf("%sinstall CUDA %s and cuDNN %s for TensorFlow %s (it has no [and-cuda] extra; doctor knows no verified recipe for it)", ByHand, b.CUDA, b.CUDNN, version)}
+	}
+	out := []string{fmt.Sprintf("%sTensorFlow %s has no [and-cuda] extra; its documented CUDA %s / cuDNN %s recipe, in a conda env (%s):", ByHand, version, b.CUDA, b.CUDNN, r.Source)}
+	if len(r.Conda) > 0 {
+		out = append(out, ByHand+"conda install -c conda-forge "+strings.Join(r.Conda, " "))
+	}
+	if len(r.Pip) > 0 {
+		out = append(out, ByHand+"python -m pip install "+strings.Join(r.Pip, " "))
+	}
+	if r.Activate != "" {
+		out = append(out, ByHand+"in $CONDA_PREFIX/etc/conda/activate.d/env_vars.sh: "+r.Activate)
+	}
+	return out
 }
 
 // PythonEnvironment reports the examined environment and whether its
@@ -322,7 +361,7 @@ whose Python range holds that interpreter's version.`,
 					fmt.Sprintf("%s is a Windows interpreter. TensorFlow %s was the last release that used a GPU on native Windows; newer releases need WSL2.", py.Executable, last), ev,
 					Fix{ID: FixUseWSL2, Title: "Run TensorFlow in WSL2", Risk: RiskSafe, Manual: true,
 						Steps: []string{"In PowerShell: wsl --install -d Ubuntu", "Inside WSL2: python3 -m venv ~/tf-venv && ~/tf-venv/bin/python -m pip install 'tensorflow[and-cuda]'",
-							"Or, native Windows with Python <= 3.10: pip install \"tensorflow<2.11\" with CUDA 11.2 and cuDNN 8.1 (conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0)"}})
+							"Or, native Windows with Python <= 3.10: pip install \"tensorflow<2.11\" with CUDA 11.2 and cuDNN 8.1 (conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0, tensorflow.org/install/pip)"}})
 				return
 			}
 		}

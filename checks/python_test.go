@@ -93,7 +93,7 @@ var upperScenarios = []struct {
 	wants     []want
 }{
 	{"tf215-cudnn-missing", "libcudnn_missing", []want{
-		{"libs.cuda_libraries/cudnn", "libcudnn_missing", checks.SevError, "/home/user/tf/bin/python3 -m pip install 'tensorflow[and-cuda]==2.15.0'"},
+		{"libs.cuda_libraries/cudnn", "libcudnn_missing", checks.SevError, "/home/user/tf/bin/python3 -m pip install 'tensorflow[and-cuda]==2.15.0.post1'"},
 		{"python.compute_capability/gpu0", "unsupported_compute_capability", checks.SevWarning, ""},
 	}},
 	{"tf215-python312", "python_version_unsupported", []want{
@@ -114,8 +114,8 @@ var upperScenarios = []struct {
 		{"libs.xla", "xla_ptxas_or_libdevice_missing", checks.SevWarning, "/home/user/tf/bin/python3 -m pip install nvidia-cuda-nvcc-cu12==12.2.140"},
 	}},
 	{"conda-cudnn-gone", "libcudnn_missing", []want{
-		{"libs.cuda_libraries/cudnn", "libcudnn_missing", checks.SevError, "conda install -p /home/user/miniconda3/envs/tf --force-reinstall -y cudnn=8.6.0.163"},
-		{"libs.conda_files/cudnn", "libcudnn_missing", checks.SevError, "conda install -p /home/user/miniconda3/envs/tf --force-reinstall -y cudnn=8.6.0.163"},
+		{"libs.cuda_libraries/cudnn", "libcudnn_missing", checks.SevError, "conda install -y --force-reinstall -p /home/user/miniconda3/envs/tf -c conda-forge cudnn=8.1.0.77"},
+		{"libs.conda_files/cudnn", "libcudnn_missing", checks.SevError, "conda install -y --force-reinstall -p /home/user/miniconda3/envs/tf -c conda-forge cudnn=8.1.0.77"},
 	}},
 	{"jupyter-other-env", "jupyter_kernel_wrong_env", []want{
 		{"python.jupyter/tf", "jupyter_kernel_wrong_env", checks.SevWarning, "/home/user/tf/bin/python3 -m ipykernel install --user --name tf --display-name 'Python (tf)'"},

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/internal/run"
@@ -171,11 +172,17 @@ const xlaDataDirFlag = "--xla_gpu_cuda_data_dir="
 
 func planXLACudaDataDir(m *Machine, p *Plan) {
 	dir := p.param("dir")
-	if dir == "" {
-		if p.param("requirement") != "" {
-			planPipInstall(m, p)
+	wheel := false
+	if req := p.param("requirement"); req != "" && (dir == "" || !isDir(dir)) {
+		// The wheel brings ptxas and libdevice into dir
+		// (site-packages/nvidia/cuda_nvcc): install it, then point XLA there.
+		planPipInstall(m, p)
+		if p.Refused != "" || dir == "" {
 			return
 		}
+		wheel = true
+	}
+	if dir == "" {
 		p.refuse("the finding gives neither a CUDA folder nor a wheel to install")
 		return
 	}
@@ -184,11 +191,11 @@ func planXLACudaDataDir(m *Machine, p *Plan) {
 		p.refuse("XLA_FLAGS cannot carry the folder %q (blanks or quotes): link it to a plain path first", dir)
 		return
 	}
-	if !isDir(dir) {
+	if !wheel && !isDir(dir) {
 		p.refuse("%s is not a folder", dir)
 		return
 	}
-	if !isDir(filepath.Join(dir, "nvvm", "libdevice")) {
+	if !wheel && !isDir(filepath.Join(dir, "nvvm", "libdevice")) {
 		p.note("%s has no nvvm/libdevice; XLA needs it there", dir)
 	}
 	var flags []string
@@ -213,6 +220,8 @@ var (
 	accountRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*\$?$`)
 	kernelRelRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+~-]*$`)
 	debPackageRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
+	// condaChannelRE is a channel name, never an option or a URL.
+	condaChannelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 )
 
 // python returns the examined interpreter from the finding's Params.
@@ -229,6 +238,10 @@ func (p *Plan) python() (string, bool) {
 	return py, true
 }
 
+// planPipInstall runs exactly what the fix prints: a new venv first when
+// the finding asks for one (create_venv: a system Python), then pip install
+// with --force-reinstall when asked. Steps the fix marks "By hand:" become
+// notes.
 func planPipInstall(m *Machine, p *Plan) {
 	py, ok := p.python()
 	if !ok {
@@ -239,8 +252,69 @@ func planPipInstall(m *Machine, p *Plan) {
 		p.refuse("%q is not a package requirement doctor will pass to pip", req)
 		return
 	}
-	p.add(Step{Kind: KindRun, Argv: []string{py, "-m", "pip", "install", req}, Why: "install into the examined environment only"})
+	prefix := p.param("env_prefix")
+	if base := p.param("create_venv"); base != "" {
+		if !filepath.IsAbs(base) || strings.ContainsRune(base, 0) || !filepath.IsAbs(prefix) || filepath.Clean(py) != filepath.Join(prefix, "bin", "python") {
+			p.refuse("the new venv %q and its interpreter %q do not match", prefix, py)
+			return
+		}
+		if _, err := os.Lstat(prefix); err == nil {
+			if !isFile(filepath.Join(prefix, "pyvenv.cfg")) {
+				p.refuse("%s exists and is not a venv; doctor does not create one over it", prefix)
+				return
+			}
+		} else {
+			p.add(Step{Kind: KindRun, Argv: []string{base, "-m", "venv", prefix}, Why: "the system Python is managed by the OS: a venv of its own for TensorFlow"})
+		}
+	}
+	argv := []string{py, "-m", "pip", "install"}
+	if p.param("force_reinstall") == "true" {
+		argv = append(argv, "--force-reinstall")
+	}
+	p.add(Step{Kind: KindRun, Argv: append(argv, req), Why: "install into the examined environment only"})
+	p.byHandNotes()
+	m.userEnvOnly(p, prefix)
 	p.note("A package install is not undone by doctor fix --undo")
+}
+
+// byHandNotes carries the fix's printed-only lines into the plan's notes.
+func (p *Plan) byHandNotes() {
+	for _, st := range p.fix.Steps {
+		if n, ok := strings.CutPrefix(st, checks.ByHand); ok {
+			p.note("%s", n)
+		}
+	}
+}
+
+// userEnvOnly keeps doctor, run as root, out of another user's Python
+// environment: a pip or conda run as root there leaves root-owned files the
+// user cannot update. The plan is printed only, for that user to run.
+func (m *Machine) userEnvOnly(p *Plan, prefix string) {
+	if !m.root() || !filepath.IsAbs(prefix) {
+		return
+	}
+	dir := filepath.Clean(prefix)
+	for {
+		if _, err := os.Lstat(dir); err == nil || dir == "/" {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || int(sys.Uid) == m.uid() {
+		return
+	}
+	p.Manual = true
+	p.note("%s belongs to uid %d, not to the user doctor runs as: doctor runs none of these steps as root; run them as that user", dir, sys.Uid)
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 func planPipUninstall(m *Machine, p *Plan) {
@@ -260,6 +334,7 @@ func planPipUninstall(m *Machine, p *Plan) {
 		}
 	}
 	p.add(Step{Kind: KindRun, Argv: append([]string{py, "-m", "pip", "uninstall", "-y"}, pkgs...), Why: "remove from the examined environment only"})
+	m.userEnvOnly(p, p.param("env_prefix"))
 	p.note("A package removal is not undone by doctor fix --undo")
 }
 
@@ -321,7 +396,17 @@ func planCondaReinstall(m *Machine, p *Plan) {
 			return
 		}
 	}
-	p.add(Step{Kind: KindRun, Argv: append([]string{conda, "install", "-y", "--force-reinstall", "-p", prefix}, pkgs...), Why: "reinstall in that environment only"})
+	argv := []string{conda, "install", "-y", "--force-reinstall", "-p", prefix}
+	if ch := p.param("channel"); ch != "" {
+		if !condaChannelRE.MatchString(ch) {
+			p.refuse("%q is not a conda channel name", ch)
+			return
+		}
+		argv = append(argv, "-c", ch)
+	}
+	p.add(Step{Kind: KindRun, Argv: append(argv, pkgs...), Why: "reinstall in that environment only"})
+	p.byHandNotes()
+	m.userEnvOnly(p, prefix)
 	p.note("A package reinstall is not undone by doctor fix --undo")
 }
 

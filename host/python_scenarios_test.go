@@ -156,7 +156,7 @@ func upperScenarios() []upperScenario {
 		},
 		{
 			name:  "conda-cudnn-gone",
-			about: "conda env with cudatoolkit 11.8 and cudnn 8.6 (whose files were deleted) and pip TF 2.13",
+			about: "conda env with conda-forge cudatoolkit 11.2 and cudnn 8.1.0.77 (TensorFlow's documented recipe; cudnn's files were deleted) and pip TF 2.11",
 			build: func(tr *pyTree) ([]string, string) {
 				tr.machineBase()
 				base := "/home/user/miniconda3"
@@ -174,24 +174,24 @@ func upperScenarios() []upperScenario {
 				}
 				meta("python", "3.10.13", "h955ad1f_0", []string{"bin/python3.10"})
 				var tk []string
-				for _, s := range []struct{ name, soname string }{{"libcudart.so.11.8.89", "libcudart.so.11.0"}, {"libcublasLt.so.11.11.3.6", "libcublasLt.so.11"}, {"libcublas.so.11.11.3.6", "libcublas.so.11"}, {"libcufft.so.10.9.0.58", "libcufft.so.10"}, {"libcurand.so.10.3.0.86", "libcurand.so.10"}, {"libcusolver.so.11.4.1.48", "libcusolver.so.11"}, {"libcusparse.so.11.7.5.86", "libcusparse.so.11"}} {
+				for _, s := range []struct{ name, soname string }{{"libcudart.so.11.2.152", "libcudart.so.11.0"}, {"libcublasLt.so.11.4.1.1043", "libcublasLt.so.11"}, {"libcublas.so.11.4.1.1043", "libcublas.so.11"}, {"libcufft.so.10.4.1.152", "libcufft.so.10"}, {"libcurand.so.10.2.3.152", "libcurand.so.10"}, {"libcusolver.so.11.1.0.152", "libcusolver.so.11"}, {"libcusparse.so.11.4.1.1152", "libcusparse.so.11"}} {
 					f := tr.so(env+"/lib", testSOSpec{Name: s.name, Soname: s.soname})
 					tr.link(env+"/lib/"+s.soname, path.Base(f))
 					tk = append(tk, "lib/"+s.name, "lib/"+s.soname)
 				}
 				tr.file(env+"/nvvm/libdevice/libdevice.10.bc", "BC")
 				tk = append(tk, "nvvm/libdevice/libdevice.10.bc")
-				meta("cudatoolkit", "11.8.0", "h4ba93d1_12", tk, "__glibc >=2.17,<3.0.a0")
+				meta("cudatoolkit", "11.2.2", "hbe64b41_11", tk, "__glibc >=2.17,<3.0.a0")
 				tr.exe(env+"/bin/ptxas", "#!/bin/sh\n")
-				meta("cuda-nvcc", "11.8.89", "0", []string{"bin/ptxas"})
+				meta("cuda-nvcc", "11.2.152", "0", []string{"bin/ptxas"})
 				var dnn []string
 				for _, s := range []string{"cudnn", "cudnn_ops_infer", "cudnn_ops_train", "cudnn_cnn_infer", "cudnn_cnn_train", "cudnn_adv_infer", "cudnn_adv_train"} {
-					dnn = append(dnn, "lib/lib"+s+".so.8", "lib/lib"+s+".so.8.6.0")
+					dnn = append(dnn, "lib/lib"+s+".so.8", "lib/lib"+s+".so.8.1.0")
 				}
 				dnn = append(dnn, "include/cudnn.h")
-				meta("cudnn", "8.6.0.163", "hed8a83a_0", dnn, "cudatoolkit >=11.0,<12")
+				meta("cudnn", "8.1.0.77", "h90431f1_0", dnn, "cudatoolkit >=11.0,<12")
 				site := env + "/lib/python3.10/site-packages"
-				tr.tensorflow(site, "tensorflow", "2.13.0", buildInfoFor("11.8", "8", true, caps90), nil)
+				tr.tensorflow(site, "tensorflow", "2.11.0", buildInfoFor("11.2", "8", true, caps80), nil)
 				return []string{"HOME=/home/user", "CONDA_PREFIX=" + env, "CONDA_DEFAULT_ENV=tf", "CONDA_EXE=" + base + "/bin/conda", "PATH=" + env + "/bin:" + base + "/condabin:/usr/bin:/bin"}, ""
 			},
 			nvml: nvmlH100,

@@ -244,7 +244,8 @@ type compatFile struct {
 		Rows    []CCRow     `json:"rows"`
 		Failing []CCFailure `json:"known_failing"`
 	} `json:"compute_capability"`
-	XLA XLAData `json:"xla"`
+	XLA      XLAData      `json:"xla"`
+	Packages packagesData `json:"packages"`
 }
 
 var compat = mustLoadCompat(compatJSON)
