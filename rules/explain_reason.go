@@ -767,6 +767,17 @@ func reasonComputeMode(st *explainState) {
 	attach(d, ids, lines)
 }
 
+// noDeviceDraft is the finding that CUDA saw no GPU at all, if the paste
+// has one.
+func (st *explainState) noDeviceDraft() *draft {
+	for _, d := range st.drafts {
+		if d.sig != nil && (d.sig.ID == "cuda.cuinit_no_device" || d.sig.ID == "framework.torch_no_cuda_gpus") {
+			return d
+		}
+	}
+	return nil
+}
+
 func reasonVisibleDevices(st *explainState) {
 	vals := st.factValues("cvd")
 	if len(vals) == 0 {
@@ -780,6 +791,22 @@ func reasonVisibleDevices(st *explainState) {
 	}
 	v := checks.ParseVisibleDevices(raw, true, gpus)
 	if len(v.Visible) > 0 {
+		// The indexes may be fine, but when CUDA then finds no device
+		// at all and no nvidia-smi table shows those indexes exist,
+		// the variable names GPUs this machine does not have (a
+		// script's hard-coded CUDA_VISIBLE_DEVICES=3 on a one-GPU box).
+		if len(gpus) == 0 && raw != "" {
+			if nd := st.noDeviceDraft(); nd != nil {
+				d := st.newDraft("explain.cuda_visible_devices", "cuda_visible_devices_hides_gpu", checks.SevError,
+					"CUDA_VISIBLE_DEVICES="+raw+" names a GPU CUDA did not find",
+					fmt.Sprintf("The paste sets CUDA_VISIBLE_DEVICES to %s and CUDA then found no GPU: the variable names GPUs this machine does not have (indexes count from 0). Unset it or use an index that nvidia-smi lists.", raw))
+				d.lines = []lineRef{quote(last)}
+				d.firstLine = last.line
+				d.weight = 20
+				d.ev("cuda_visible_devices", raw)
+				d.ev("no_device_finding", nd.id)
+			}
+		}
 		return
 	}
 	shown := raw
