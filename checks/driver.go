@@ -271,7 +271,8 @@ loader's path (/etc/ld.so.conf.d/ld.wsl.conf).`,
 			steps := []string{}
 			params := map[string]string{}
 			if len(s.Modules.Packages) > 0 {
-				steps = append(steps, "sudo apt-get remove --purge -y "+strings.Join(s.Modules.Packages, " "))
+				steps = append(steps, "apt-get -s remove --purge "+strings.Join(s.Modules.Packages, " ")+"   # doctor simulates first: if apt would remove anything else (purging libcuda1 takes nvidia-cuda-toolkit), the fix is dangerous",
+					"sudo apt-get remove --purge -y "+strings.Join(s.Modules.Packages, " "))
 				params["packages"] = strings.Join(s.Modules.Packages, " ")
 			}
 			if len(files) > 0 {

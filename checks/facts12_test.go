@@ -1,10 +1,13 @@
 package checks_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tfdoctor/doctor/checks"
+	"github.com/tfdoctor/doctor/host"
 )
 
 // Issue 12: the facts behind the checks, one test each.
@@ -87,5 +90,41 @@ func TestParseCCBlackwell(t *testing.T) {
 	s.Python.TensorFlow.BuildInfo.ComputeCapabilities = []string{"sm_100", "sm_120", "compute_120"}
 	if f := runOne(t, checks.ComputeCapability, s)[0]; f.Severity != checks.SevError || !strings.Contains(f.Title, "from 10.0") {
 		t.Errorf("6.1 against sm_100+: %s %q", f.Severity, f.Title)
+	}
+}
+
+func loadScenario(t *testing.T, name string) *host.Snapshot {
+	t.Helper()
+	f, err := os.Open(filepath.Join("../testdata/scenarios", name, "snapshot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := host.ReadSnapshot(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Item 12: the printed DKMS rebuild is the distribution's (no apt-get on
+// RHEL), and nvidia_uvm in a container is loaded on the host.
+func TestDKMSAndUVMText(t *testing.T) {
+	s := loadScenario(t, "module-not-built")
+	for distro, want := range map[string]string{"rhel": "sudo dnf install -y kernel-devel-", "ubuntu": "sudo apt-get install -y linux-headers-", "arch": "with your distribution's package manager"} {
+		s.Platform.DistroID = distro
+		f := only(t, runOne(t, checks.KernelModule, s), "kernel.nvidia")
+		if f.Cause != "kernel_module_not_built" || !hasStep(&f, want) || distro != "ubuntu" && hasStep(&f, "apt-get") {
+			t.Errorf("%s: %+v", distro, f.Fixes)
+		}
+	}
+	s = loadScenario(t, "uvm-missing")
+	s.Platform.Container = "docker"
+	for _, f := range runOne(t, checks.UVMModule, s) {
+		for _, fx := range f.Fixes {
+			if fx.ID == checks.FixLoadNvidiaUVM && (!fx.Manual || !hasStep(&f, "On the host")) {
+				t.Errorf("uvm in a container: %+v", fx)
+			}
+		}
 	}
 }

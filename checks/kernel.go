@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/tfdoctor/doctor/host"
 )
 
 // Nouveau fails when the open-source nouveau driver holds the GPU.
@@ -52,6 +54,33 @@ rebuilt, then the machine rebooted.`,
 		p.Warn("nouveau_conflict", "nouveau is loaded next to the NVIDIA module",
 			"The NVIDIA module owns the GPU now, but nouveau may take it at the next boot.", ev, fix)
 	},
+}
+
+// uvmFix loads nvidia_uvm; inside a container it is printed only, for the
+// host: the kernel and its modules are the host's.
+func uvmFix(s *host.Snapshot, more ...string) Fix {
+	fix := Fix{ID: FixLoadNvidiaUVM, Title: "Load nvidia_uvm and create its device node", Risk: RiskSafe, NeedsRoot: true,
+		Steps: append([]string{"sudo modprobe nvidia-uvm", "sudo nvidia-modprobe -u -c=0"}, more...)}
+	if s.Platform.Container != "" {
+		fix.Manual = true
+		fix.Steps = []string{"On the host (not in this container): sudo modprobe nvidia-uvm && sudo nvidia-modprobe -u -c=0", "Then restart the container"}
+	}
+	return fix
+}
+
+// dkmsRebuildSteps are the printed steps of the DKMS rebuild, the same
+// per distribution as the plan runs them (fixes.planDKMSRebuild).
+func dkmsRebuildSteps(distro, kernel string) []string {
+	var steps []string
+	switch distro {
+	case "ubuntu", "debian", "pop", "linuxmint":
+		steps = append(steps, "sudo apt-get install -y linux-headers-"+kernel)
+	case "fedora", "rhel", "rocky", "almalinux", "centos":
+		steps = append(steps, "sudo dnf install -y kernel-devel-"+kernel)
+	default:
+		steps = append(steps, "Install the headers of kernel "+kernel+" with your distribution's package manager")
+	}
+	return append(steps, "sudo dkms autoinstall -k "+kernel, "sudo modprobe nvidia")
 }
 
 func initramfsCommand(distro string) string {
@@ -142,7 +171,7 @@ driver serves the GPU.`,
 			}
 			p.Error("kernel_module_not_built", "No NVIDIA kernel module for the running kernel "+kernel, detail, ev,
 				Fix{ID: FixDKMSRebuild, Title: "Build the module for this kernel", Risk: RiskModerate, NeedsRoot: true,
-					Steps: []string{"sudo apt-get install -y linux-headers-" + kernel + "   # or your distribution's kernel headers", "sudo dkms autoinstall", "sudo modprobe nvidia"}})
+					Steps: dkmsRebuildSteps(s.Platform.DistroID, kernel)})
 		default:
 			detail := "No nvidia kernel module, no NVIDIA user-space driver files and no driver packages were found."
 			if len(nvidiaPCI(s)) == 0 {
@@ -184,8 +213,7 @@ nvidia-smi still works.`,
 			return
 		}
 		ev := Ev{"nvidia_uvm_loaded": s.Modules.Loaded["nvidia_uvm"], "dev_nvidia_uvm": node.Exists}
-		fix := Fix{ID: FixLoadNvidiaUVM, Title: "Load nvidia_uvm and create its device node", Risk: RiskSafe, NeedsRoot: true,
-			Steps: []string{"sudo modprobe nvidia-uvm", "sudo nvidia-modprobe -u -c=0"}}
+		fix := uvmFix(s)
 		switch {
 		case !s.Modules.Loaded["nvidia_uvm"] && s.Platform.Container != "":
 			p.Error("uvm_module_missing", "nvidia_uvm is not loaded on the host", "CUDA cannot initialise without /dev/nvidia-uvm.", ev, fix)

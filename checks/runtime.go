@@ -239,8 +239,7 @@ func rungFixes(s *host.Snapshot, cause string) []Fix {
 	case "driver_library_mismatch":
 		return mismatchFixes()
 	case "cuinit_unknown_error":
-		return []Fix{{ID: FixLoadNvidiaUVM, Title: "Load nvidia_uvm and create its device node", Risk: RiskSafe, NeedsRoot: true,
-			Steps: []string{"sudo modprobe nvidia-uvm", "sudo nvidia-modprobe -u -c=0", "If it persists after suspend/resume: reboot"}}}
+		return []Fix{uvmFix(s, "If it persists after suspend/resume: reboot")}
 	case "driver_missing", "driver_too_old_for_cuda":
 		if isWSL(s) {
 			return []Fix{windowsDriverFix()}

@@ -434,9 +434,18 @@ func TestDriverAndModulePlans(t *testing.T) {
 		{"dkms", "ubuntu", 0, fx(checks.FixDKMSRebuild, nil), []string{"apt-get install -y linux-headers-6.8.0-45-generic", "dkms autoinstall -k 6.8.0-45-generic", "modprobe nvidia"}, "", checks.RiskModerate},
 		{"wsl remove", "ubuntu", 2, fx(checks.FixWSLRemoveLinuxDriver, map[string]string{"packages": "nvidia-driver-535 libnvidia-compute-535"}),
 			[]string{"apt-get remove --purge -y nvidia-driver-535 libnvidia-compute-535", "write /etc/ld.so.conf.d/ld.wsl.conf", "ldconfig"}, "", checks.RiskModerate},
+		{"wsl remove takes others", "ubuntu", 2, fx(checks.FixWSLRemoveLinuxDriver, map[string]string{"packages": "libcuda1"}),
+			[]string{"apt-get remove --purge -y libcuda1", "write /etc/ld.so.conf.d/ld.wsl.conf", "ldconfig"}, "", checks.RiskDangerous},
+		{"dkms rhel", "rhel", 0, fx(checks.FixDKMSRebuild, nil), []string{"dnf install -y kernel-devel-6.8.0-45-generic", "dkms autoinstall -k 6.8.0-45-generic", "modprobe nvidia"}, "", checks.RiskModerate},
 		{"wsl remove refuses others", "ubuntu", 2, fx(checks.FixWSLRemoveLinuxDriver, map[string]string{"packages": "nvidia-driver-535 libc6"}), nil, `"libc6" does not look like an NVIDIA driver package`, checks.RiskModerate},
 		{"wsl ldconf", "ubuntu", 2, fx(checks.FixWSLLdConf, nil), []string{"write /etc/ld.so.conf.d/ld.wsl.conf", "ldconfig"}, "", checks.RiskSafe},
 		{"wsl ldconf outside WSL", "ubuntu", 0, fx(checks.FixWSLLdConf, nil), nil, "not WSL", checks.RiskSafe},
+	}
+	// apt-get -s: purging libcuda1 takes nvidia-cuda-toolkit with it.
+	e.m.AptGet = filepath.Join(e.dir, "apt-get")
+	e.write(e.m.AptGet, "#!/bin/sh\nfor p in \"$@\"; do case $p in -*|remove) ;; *) echo \"Purg $p:amd64 [1.0]\";; esac; done\ncase \"$*\" in *libcuda1*) echo 'Purg nvidia-cuda-toolkit [12.0.140~12.0.1-4build4]';; esac\n")
+	if err := os.Chmod(e.m.AptGet, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -458,6 +467,23 @@ func TestDriverAndModulePlans(t *testing.T) {
 				t.Errorf("steps:\n%s\nwant:\n%s", strings.Join(argv(p), "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+	// What else apt would remove is shown; a simulation that cannot run
+	// makes the removal dangerous too (unknown is not absent).
+	plat("ubuntu", 2)
+	p := PlanFix(e.m, fx(checks.FixWSLRemoveLinuxDriver, map[string]string{"packages": "libcuda1"}), nil)
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "also removes: nvidia-cuda-toolkit") {
+		t.Errorf("notes: %q", p.Notes)
+	}
+	e.m.AptGet = filepath.Join(e.dir, "no-such-apt-get")
+	p = PlanFix(e.m, fx(checks.FixWSLRemoveLinuxDriver, map[string]string{"packages": "nvidia-driver-535"}), nil)
+	if p.Risk != checks.RiskDangerous || !strings.Contains(strings.Join(p.Notes, "\n"), "could not simulate") {
+		t.Errorf("no simulation: %s %q", p.Risk, p.Notes)
+	}
+	// nvidia_uvm inside a container is the host's to load.
+	e.m.Snap = &host.Snapshot{Platform: host.Platform{DistroID: "ubuntu", Container: "docker"}}
+	if p := PlanFix(e.m, fx(checks.FixLoadNvidiaUVM, nil), nil); p.Applicable() || !strings.Contains(p.Refused, "host") {
+		t.Errorf("uvm in a container: %+v", p)
 	}
 	// A finding that calls install-driver safe is still dangerous.
 	plat("ubuntu", 0)

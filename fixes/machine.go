@@ -30,6 +30,10 @@ type Machine struct {
 	// SelfPID and ParentPID are never stopped (defaults: this process and
 	// its parent, the shell that started doctor).
 	SelfPID, ParentPID int
+	// AptGet is the apt-get that simulates a package removal before it is
+	// planned (default: apt-get on PATH, only on the live machine: a
+	// --root tree's packages are not this machine's).
+	AptGet string
 }
 
 // NewMachine returns a Machine for this process: its environment, its user.
@@ -132,6 +136,10 @@ func (m *Machine) distro() string {
 }
 
 func (m *Machine) wsl() bool { return m.Snap != nil && m.Snap.Platform.WSL.Version > 0 }
+
+// container reports whether doctor runs inside a container (the kernel and
+// its modules are the host's).
+func (m *Machine) container() bool { return m.Snap != nil && m.Snap.Platform.Container != "" }
 
 func (m *Machine) kernel() string {
 	if m.Snap == nil {

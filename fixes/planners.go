@@ -2,6 +2,7 @@ package fixes
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/internal/run"
@@ -467,6 +469,10 @@ func (m *Machine) initramfsNewerThan(path string) bool {
 }
 
 func planLoadUVM(m *Machine, p *Plan) {
+	if m.container() {
+		p.refuse("inside a container the kernel modules are the host's: load nvidia-uvm on the host (sudo modprobe nvidia-uvm && sudo nvidia-modprobe -u -c=0), then restart the container")
+		return
+	}
 	p.add(Step{Kind: KindRun, Argv: []string{"modprobe", "nvidia-uvm"}, Why: "load the Unified Memory module CUDA needs"})
 	if nm, ok := m.lookTool("nvidia-modprobe"); ok {
 		p.add(Step{Kind: KindRun, Argv: []string{nm, "-u", "-c=0"}, Why: "create /dev/nvidia-uvm"})
@@ -556,6 +562,26 @@ func planWSLRemoveDriver(m *Machine, p *Plan) {
 		}
 	}
 	if len(pkgs) > 0 {
+		// apt removes whatever depends on a removed package too (purging
+		// libcuda1 takes nvidia-cuda-toolkit): simulate first, show it, and
+		// make the plan dangerous when anything else would go.
+		gone, err := m.aptRemovals(pkgs)
+		var others []string
+		for _, g := range gone {
+			if !contains(pkgs, g) {
+				others = append(others, g)
+			}
+		}
+		switch {
+		case err != nil:
+			p.Risk = checks.RiskDangerous
+			p.note("apt-get -s could not simulate the removal (%v): what else it would remove is unknown; check with: apt-get -s remove --purge %s", err, strings.Join(pkgs, " "))
+		case len(others) > 0:
+			p.Risk = checks.RiskDangerous
+			p.note("apt-get -s says this also removes: %s", strings.Join(others, " "))
+		default:
+			p.note("apt-get -s: nothing but %s is removed", strings.Join(pkgs, " "))
+		}
 		p.add(Step{Kind: KindRun, Argv: append([]string{"apt-get", "remove", "--purge", "-y"}, pkgs...), Why: "remove the Linux driver that shadows the Windows driver's libcuda"})
 	} else {
 		p.note("The driver files come from NVIDIA's .run installer: sudo nvidia-uninstall")
@@ -564,6 +590,51 @@ func planWSLRemoveDriver(m *Machine, p *Plan) {
 	if len(pkgs) > 0 {
 		p.note("Install CUDA inside WSL only with the cuda-toolkit-12-x package, never 'cuda' or 'cuda-drivers'")
 	}
+}
+
+// aptRemovals simulates apt-get remove --purge (apt-get -s, which changes
+// nothing and needs no root) and returns every package it would remove.
+func (m *Machine) aptRemovals(pkgs []string) ([]string, error) {
+	apt := m.AptGet
+	if apt == "" {
+		if !m.live() {
+			return nil, fmt.Errorf("the packages of a --root tree are not this machine's")
+		}
+		a, ok := m.lookTool("apt-get")
+		if !ok {
+			return nil, fmt.Errorf("apt-get is not installed")
+		}
+		apt = a
+	}
+	res := run.Run(context.Background(), run.Cmd{Path: apt, Args: append([]string{"-s", "remove", "--purge"}, pkgs...),
+		Env: []string{"LC_ALL=C", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, Timeout: 60 * time.Second})
+	if res.Err != nil || res.ExitCode != 0 {
+		msg := strings.TrimSpace(string(res.Stderr))
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		if res.Err != nil {
+			msg = res.Err.Error()
+		}
+		return nil, fmt.Errorf("exit %d: %s", res.ExitCode, sanitize(msg))
+	}
+	return parseAptRemovals(res.Stdout), nil
+}
+
+// parseAptRemovals reads the "Remv NAME [VERSION]" and "Purg NAME
+// [VERSION]" lines of apt-get -s.
+func parseAptRemovals(out []byte) []string {
+	var gone []string
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && (f[0] == "Remv" || f[0] == "Purg") {
+			name, _, _ := strings.Cut(f[1], ":") // libcuda1:amd64
+			if !contains(gone, name) {
+				gone = append(gone, name)
+			}
+		}
+	}
+	return gone
 }
 
 func planWSLLdConf(m *Machine, p *Plan) {

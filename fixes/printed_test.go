@@ -165,3 +165,36 @@ func TestCondaPlanKeepsChannel(t *testing.T) {
 		t.Errorf("printed %q, ran %q", want, got)
 	}
 }
+
+// Item 12: the XLA fix's wheel branch runs: the folder comes with the
+// wheel, so a folder that does not exist yet is installed, then named.
+func TestXLAWheelBranch(t *testing.T) {
+	e := newEnv(t)
+	f, err := os.Open("../testdata/upper/libdevice-missing/snapshot.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := host.ReadSnapshot(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := firstFix(t, checks.XLAData, s, checks.FixXLACudaDataDir)
+	if fx.Params["requirement"] == "" || isDir(fx.Params["dir"]) {
+		t.Fatalf("the scenario should need the wheel: %+v", fx.Params)
+	}
+	p := PlanFix(e.m, fx, nil)
+	if p.Refused != "" || len(p.Steps) < 2 {
+		t.Fatalf("plan: refused %q, steps %+v", p.Refused, p.Steps)
+	}
+	if st := p.Steps[0]; st.Kind != KindRun || strings.Join(st.Argv[1:], " ") != "-m pip install "+fx.Params["requirement"] {
+		t.Errorf("first step %+v", st)
+	}
+	var sets bool
+	for _, st := range p.Steps[1:] {
+		sets = sets || st.Kind == KindBlock || st.Kind == KindWrite
+	}
+	if !sets {
+		t.Errorf("XLA_FLAGS is not set after the install: %+v", p.Steps)
+	}
+}
