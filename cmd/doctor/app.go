@@ -78,7 +78,12 @@ ENVIRONMENT:
 // Main runs doctor with args (args[0] is the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, ios *iostreams.IOStreams) int {
-	return resolveExit(runApp(ctx, newApp(ios), args), ios)
+	return MainWith(ctx, args, NewFactory(ios))
+}
+
+// MainWith is Main with the dependencies given (tests pass fakes).
+func MainWith(ctx context.Context, args []string, f *Factory) int {
+	return resolveExit(runApp(ctx, newApp(f), args), f.IOStreams)
 }
 
 // runApp runs app on args put in the canonical order (argv.go).
@@ -126,7 +131,8 @@ func commonFlags() []cli.Flag {
 	}
 }
 
-func newApp(ios *iostreams.IOStreams) *cli.App {
+func newApp(f *Factory) *cli.App {
+	ios := f.IOStreams
 	// -v is --verbose here; --version has no short form.
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
 	app := &cli.App{
@@ -164,24 +170,24 @@ the lowest broken link as the root cause, with the evidence and the exact fix.
 				return err
 			}
 			if c.Bool("fix") {
-				return runFixFromFlags(c, opts, ios)
+				return runFixFromFlags(c, opts, f)
 			}
 			if err := fixFlagsNeedFix(c); err != nil {
 				return err
 			}
-			return runDiagnose(c.Context, opts, ios)
+			return runDiagnose(c.Context, opts, f)
 		},
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return usageErr("%v", err)
 		},
 		ExitErrHandler: func(c *cli.Context, err error) {}, // Main maps errors to exit codes
 		Commands: []*cli.Command{
-			snapshotCommand(ios),
+			snapshotCommand(f),
 			rulesCommand(ios),
 			explainCommand(ios),
-			verifyCommand(ios),
-			watchCommand(ios),
-			fixCommand(ios),
+			verifyCommand(f),
+			watchCommand(f),
+			fixCommand(f),
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "doctor %s\n", c.App.Version) }

@@ -50,7 +50,7 @@ func TestNormalizeArgs(t *testing.T) {
 		{"verify __rung", "verify __rung"},
 		{"--format=json rules", "rules --format=json"},
 	}
-	app := newApp(&iostreams.IOStreams{})
+	app := newApp(NewFactory(&iostreams.IOStreams{}))
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
 			got, err := normalizeArgs(app, append([]string{"doctor"}, strings.Fields(c.in)...))
@@ -79,7 +79,7 @@ type parsed struct {
 // the command: every Action is replaced by one that records what it parsed.
 func parseArgs(args ...string) (parsed, error) {
 	var p parsed
-	app := newApp(&iostreams.IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}})
+	app := newApp(NewFactory(&iostreams.IOStreams{In: strings.NewReader(""), Out: &strings.Builder{}, ErrOut: &strings.Builder{}}))
 	app.Action = func(c *cli.Context) error {
 		p.Cmd = "doctor"
 		o, err := diagnoseOptionsFrom(c)

@@ -16,16 +16,14 @@ import (
 	"github.com/tfdoctor/doctor/rules"
 )
 
-// gpuSource is how a live gather reads NVML; tests replace it.
-var gpuSource = host.NVMLSource
-
-// runtimeProbe runs the verification ladder into the snapshot (package
-// verify); nil until that package is wired in. It is not run with --quick,
-// --from or --root.
-var runtimeProbe func(ctx context.Context, s *host.Snapshot, o diagnoseOptions, ios *iostreams.IOStreams)
-
-// loadSnapshot reads --from, or gathers this machine (or the --root tree).
-func loadSnapshot(ctx context.Context, o diagnoseOptions, ios *iostreams.IOStreams) (*host.Snapshot, string, error) {
+// loadSnapshot reads --from, or gathers this machine (or the --root tree)
+// with the environment environ (nil: f.Environ()); on this machine, unless
+// --quick, the verification ladder runs into the snapshot.
+func loadSnapshot(ctx context.Context, o diagnoseOptions, f *Factory, environ []string) (*host.Snapshot, string, error) {
+	ios := f.IOStreams
+	if environ == nil {
+		environ = f.Environ()
+	}
 	if o.From != "" {
 		s, err := readSnapshotFile(o.From, ios)
 		return s, "snapshot", err
@@ -36,9 +34,11 @@ func loadSnapshot(ctx context.Context, o diagnoseOptions, ios *iostreams.IOStrea
 		Python:  o.Python,
 		Quick:   o.Quick,
 		Version: toolVersion(),
+		Environ: environ,
+		Now:     f.Now,
 	}
 	if o.Root == "" || filepath.Clean(o.Root) == "/" {
-		hopts.GPU = gpuSource()
+		hopts.GPU = f.GPU()
 	} else if st, err := os.Stat(o.Root); err != nil || !st.IsDir() {
 		return nil, "", usageErr("--root %s: not a folder", o.Root)
 	}
@@ -46,8 +46,8 @@ func loadSnapshot(ctx context.Context, o diagnoseOptions, ios *iostreams.IOStrea
 	hopts.Progress = progress.step
 	s := host.Gather(ctx, hopts)
 	progress.done()
-	if runtimeProbe != nil && !o.Quick && hopts.GPU != nil {
-		runtimeProbe(ctx, s, o, ios)
+	if !o.Quick && hopts.GPU != nil {
+		probeRuntime(ctx, s, o, f, environ)
 	}
 	return s, "live", nil
 }
@@ -76,8 +76,9 @@ func readSnapshotFile(path string, ios *iostreams.IOStreams) (*host.Snapshot, er
 	return s, nil
 }
 
-func runDiagnose(ctx context.Context, o diagnoseOptions, ios *iostreams.IOStreams) error {
-	s, source, err := loadSnapshot(ctx, o, ios)
+func runDiagnose(ctx context.Context, o diagnoseOptions, f *Factory) error {
+	ios := f.IOStreams
+	s, source, err := loadSnapshot(ctx, o, f, nil)
 	if err != nil {
 		return err
 	}

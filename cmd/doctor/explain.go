@@ -13,15 +13,14 @@ import (
 	"github.com/tfdoctor/doctor/rules"
 )
 
-func init() {
-	// `doctor rules` lists the log signatures and the reasoning steps.
-	extraRules = append(extraRules, func() []ruleDoc {
-		var out []ruleDoc
-		for _, d := range rules.SignatureDocs() {
-			out = append(out, ruleDoc{Kind: d.Kind, ID: d.ID, Link: d.Link, Title: d.Title, Causes: d.Causes, Doc: d.Doc})
-		}
-		return out
-	})
+// explainRules are the log signatures and the reasoning steps, for
+// `doctor rules`.
+func explainRules() []ruleDoc {
+	var out []ruleDoc
+	for _, d := range rules.SignatureDocs() {
+		out = append(out, ruleDoc{Kind: d.Kind, ID: d.ID, Link: d.Link, Title: d.Title, Causes: d.Causes, Doc: d.Doc})
+	}
+	return out
 }
 
 // explainOptions are the options of `doctor explain`.

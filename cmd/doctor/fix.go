@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,24 +17,6 @@ import (
 	"github.com/tfdoctor/doctor/host"
 	"github.com/tfdoctor/doctor/internal/iostreams"
 	"github.com/tfdoctor/doctor/rules"
-)
-
-// Hooks the tests replace: who doctor runs as, its environment, and how it
-// changes its own environment after a fix (so the second examination and
-// the verification ladder see what a new shell sees).
-var (
-	fixIsRoot   = func() bool { return os.Geteuid() == 0 }
-	fixEnviron  = os.Environ
-	fixSetenv   = os.Setenv
-	fixUnsetenv = os.Unsetenv
-	fixSelf     = func() string {
-		// The full path, so the line works under sudo too; but not the
-		// throw-away binary of `go run`.
-		if p, err := os.Executable(); err == nil && filepath.IsAbs(p) && !strings.Contains(p, "/go-build") {
-			return p
-		}
-		return "doctor"
-	}
 )
 
 // fixOptions are the options of `doctor --fix` and `doctor fix`.
@@ -57,7 +38,7 @@ func fixFlags() []cli.Flag {
 	}
 }
 
-func fixCommand(ios *iostreams.IOStreams) *cli.Command {
+func fixCommand(f *Factory) *cli.Command {
 	cmd := &cli.Command{
 		Name:      "fix",
 		Usage:     "repair: every fix doctor can apply, or only the fix IDs named",
@@ -86,7 +67,7 @@ Fix IDs: ` + strings.Join(fixes.KnownIDs(), ", "),
 		if err != nil {
 			return err
 		}
-		return runFix(c.Context, fo, ios)
+		return runFix(c.Context, fo, f)
 	}
 	return cmd
 }
@@ -117,15 +98,16 @@ func fixFlagsOptionsFrom(c *cli.Context, o diagnoseOptions) (fixOptions, error) 
 }
 
 // runFixFromFlags is `doctor --fix`.
-func runFixFromFlags(c *cli.Context, o diagnoseOptions, ios *iostreams.IOStreams) error {
+func runFixFromFlags(c *cli.Context, o diagnoseOptions, f *Factory) error {
 	fo, err := fixFlagsOptionsFrom(c, o)
 	if err != nil {
 		return err
 	}
-	return runFix(c.Context, fo, ios)
+	return runFix(c.Context, fo, f)
 }
 
-func runFix(ctx context.Context, fo fixOptions, ios *iostreams.IOStreams) error {
+func runFix(ctx context.Context, fo fixOptions, f *Factory) error {
+	ios := f.IOStreams
 	o := fo.diag
 	if o.From != "" {
 		return usageErr("--fix repairs this machine; --from only evaluates a saved snapshot")
@@ -144,9 +126,10 @@ func runFix(ctx context.Context, fo fixOptions, ios *iostreams.IOStreams) error 
 	if o.Format != "text" {
 		w = ios.ErrOut
 	}
-	m := fixes.NewMachine(o.Root, fixEnviron(), nil)
-	m.IsRoot = fixIsRoot
-	self := fixSelf()
+	environ := f.Environ()
+	m := fixes.NewMachine(o.Root, environ, nil)
+	m.IsRoot = f.IsRoot
+	self := f.Self()
 	stateDir := m.StateDir()
 
 	if !fo.DryRun {
@@ -161,10 +144,10 @@ func runFix(ctx context.Context, fo fixOptions, ios *iostreams.IOStreams) error 
 		defer lock.Release()
 	}
 	if fo.Undo {
-		return runUndo(stateDir, w)
+		return runUndo(stateDir, w, f.Now())
 	}
 
-	s, _, err := loadSnapshot(ctx, o, ios)
+	s, _, err := loadSnapshot(ctx, o, f, environ)
 	if err != nil {
 		return err
 	}
@@ -219,9 +202,10 @@ func runFix(ctx context.Context, fo fixOptions, ios *iostreams.IOStreams) error 
 	}
 
 	// Examine again, with the environment a new shell gets: the fixes
-	// changed files that new shells read, not this process's environment.
-	applyEnv(res.Env, w)
-	s2, _, err := loadSnapshot(ctx, o, ios)
+	// changed files that new shells read, not this process's environment,
+	// which stays as it is. The second gather and the ladder's children
+	// are given the new environment explicitly.
+	s2, _, err := loadSnapshot(ctx, o, f, afterFixEnv(environ, res.Env, w))
 	if err != nil {
 		return err
 	}
@@ -232,7 +216,7 @@ func runFix(ctx context.Context, fo fixOptions, ios *iostreams.IOStreams) error 
 	fmt.Fprintln(w)
 	writeStatus(w, "After", after)
 	writeComparison(w, before, after)
-	if runtimeProbe == nil || o.Quick || !isLiveRoot(o.Root) {
+	if o.Quick || !isLiveRoot(o.Root) {
 		fmt.Fprintln(w, "Verification ladder: not run (not available here, or --quick/--root); the checks above are the verification.")
 	}
 	fmt.Fprintln(w)
@@ -269,28 +253,35 @@ func evaluate(s *host.Snapshot, o diagnoseOptions) (*rules.Report, error) {
 	return r, nil
 }
 
-// applyEnv makes doctor's own environment what a new shell gets after the
-// fixes, so the second examination and the ladder's child processes see it.
-func applyEnv(env map[string]*string, w io.Writer) {
+// afterFixEnv is environ as a new shell gets it after the fixes (env: name
+// to new value, nil to unset), for the second examination and the
+// ladder's child processes. doctor's own environment is not changed.
+func afterFixEnv(environ []string, env map[string]*string, w io.Writer) []string {
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	out := make([]string, 0, len(environ)+len(keys))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, changed := env[k]; !changed {
+			out = append(out, kv)
+		}
+	}
 	for _, k := range keys {
 		if v := env[k]; v != nil {
-			_ = fixSetenv(k, *v)
-		} else {
-			_ = fixUnsetenv(k)
+			out = append(out, k+"="+*v)
 		}
 	}
 	if len(keys) > 0 {
 		fmt.Fprintf(w, "\nExamining again with the environment a new shell gets (%s changed).\n", strings.Join(keys, ", "))
 	}
+	return out
 }
 
-func runUndo(stateDir string, w io.Writer) error {
-	res, err := fixes.Undo(stateDir, w, time.Now())
+func runUndo(stateDir string, w io.Writer, now time.Time) error {
+	res, err := fixes.Undo(stateDir, w, now)
 	var se *fixes.StateError
 	if errors.As(err, &se) {
 		return usageErr("undo: %v", err)

@@ -59,10 +59,17 @@ func (e *fixEnv) read(t *testing.T) string {
 // streams' terminal flags, as a real terminal would.
 func doctor(t *testing.T, tty bool, answers string, args ...string) (int, string, string) {
 	t.Helper()
+	return doctorWith(t, NewFactory(nil), tty, answers, args...)
+}
+
+// doctorWith is doctor with the dependencies of f.
+func doctorWith(t *testing.T, f *Factory, tty bool, answers string, args ...string) (int, string, string) {
+	t.Helper()
 	ios, in, out, errOut := iostreams.Test()
 	ios.SetTTY(tty, tty, tty)
 	in.WriteString(answers)
-	code := Main(context.Background(), append([]string{"doctor"}, args...), ios)
+	f.IOStreams = ios
+	code := MainWith(context.Background(), append([]string{"doctor"}, args...), f)
 	return code, out.String(), errOut.String()
 }
 
@@ -78,6 +85,11 @@ func TestFixYesDisablesTheLineForNewShells(t *testing.T) {
 	}
 	if got := e.read(t); got != "# from a tutorial\n: # doctor --fix disabled: export CUDA_VISIBLE_DEVICES=-1\n" {
 		t.Errorf(".bashrc:\n%s", got)
+	}
+	// The second examination was given the new shell's environment;
+	// doctor's own environment is left as it was.
+	if v, ok := os.LookupEnv("CUDA_VISIBLE_DEVICES"); !ok || v != "-1" {
+		t.Errorf("doctor changed its own environment: CUDA_VISIBLE_DEVICES=%q (set %v)", v, ok)
 	}
 	for _, want := range []string{"Before: error", "- export CUDA_VISIBLE_DEVICES=-1", "✓ fixed: CUDA_VISIBLE_DEVICES=\"-1\" hides every GPU",
 		"After: ok", "unset CUDA_VISIBLE_DEVICES", "fix --undo"} {
@@ -229,11 +241,10 @@ func TestFixStopGPUProcessAsksPerPID(t *testing.T) {
 	os.Unsetenv("CUDA_VISIBLE_DEVICES")
 	a, b := startSleep(t, "60"), startSleep(t, "61")
 	gpu := &fakeGPU{procs: []host.GPUProcess{{PID: a.Process.Pid, UsedMiB: 20480}, {PID: b.Process.Pid, UsedMiB: 10240}}}
-	old := gpuSource
-	gpuSource = func() host.GPUSource { return gpu }
-	t.Cleanup(func() { gpuSource = old })
+	f := NewFactory(nil)
+	f.GPU = func() host.GPUSource { return gpu }
 
-	code, out, errOut := doctor(t, true, "y\nn\n", "fix", "stop-gpu-process", "--check", "env.gpu_memory", "--quick", "--grace", "2s")
+	code, out, errOut := doctorWith(t, f, true, "y\nn\n", "fix", "stop-gpu-process", "--check", "env.gpu_memory", "--quick", "--grace", "2s")
 	qa := "Stop PID " + strconv.Itoa(a.Process.Pid) + " (user "
 	qb := "Stop PID " + strconv.Itoa(b.Process.Pid) + " (user "
 	if !strings.Contains(out, qa) || !strings.Contains(out, qb) || !strings.Contains(out, "20.0 GiB on GPU 0") {
@@ -258,7 +269,7 @@ func TestFixStopGPUProcessAsksPerPID(t *testing.T) {
 	gpu.mu.Lock()
 	gpu.procs = append(gpu.procs, host.GPUProcess{PID: c.Process.Pid, UsedMiB: 140000})
 	gpu.mu.Unlock()
-	code, out, _ = doctor(t, false, "", "--fix", "--yes", "--check", "env.gpu_memory", "--quick")
+	code, out, _ = doctorWith(t, f, false, "", "--fix", "--yes", "--check", "env.gpu_memory", "--quick")
 	if !alive(c.Process.Pid) || !alive(b.Process.Pid) {
 		t.Errorf("--fix --yes stopped a process:\n%s", out)
 	}
@@ -351,3 +362,18 @@ func TestFixRefusesAPlantedStateFolder(t *testing.T) {
 		})
 	}
 }
+
+func TestAfterFixEnv(t *testing.T) {
+	var b strings.Builder
+	got := afterFixEnv([]string{"HOME=/h", "CUDA_VISIBLE_DEVICES=-1", "LD_LIBRARY_PATH=/x", "A=b=c"},
+		map[string]*string{"CUDA_VISIBLE_DEVICES": nil, "LD_LIBRARY_PATH": strp("/y"), "TF_FORCE_GPU_ALLOW_GROWTH": strp("true")}, &b)
+	want := []string{"HOME=/h", "A=b=c", "LD_LIBRARY_PATH=/y", "TF_FORCE_GPU_ALLOW_GROWTH=true"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if !strings.Contains(b.String(), "CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, TF_FORCE_GPU_ALLOW_GROWTH changed") {
+		t.Errorf("note %q", b.String())
+	}
+}
+
+func strp(s string) *string { return &s }

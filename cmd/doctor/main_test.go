@@ -22,9 +22,17 @@ func scenarioSnap(name string) string {
 // runDoctor runs the CLI in-process with test streams.
 func runDoctor(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
+	return runDoctorWith(t, NewFactory(nil), stdin, args...)
+}
+
+// runDoctorWith runs the CLI in-process with test streams and the
+// dependencies of f (fakes for what cannot exist here).
+func runDoctorWith(t *testing.T, f *Factory, stdin string, args ...string) (int, string, string) {
+	t.Helper()
 	ios, in, out, errOut := iostreams.Test()
 	in.WriteString(stdin)
-	code := Main(context.Background(), append([]string{"doctor"}, args...), ios)
+	f.IOStreams = ios
+	code := MainWith(context.Background(), append([]string{"doctor"}, args...), f)
 	return code, out.String(), errOut.String()
 }
 

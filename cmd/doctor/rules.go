@@ -22,10 +22,6 @@ type ruleDoc struct {
 	Doc    string   `json:"doc"`
 }
 
-// extraRules lets other parts of doctor (explain's log signatures) add
-// their entries to `doctor rules`.
-var extraRules []func() []ruleDoc
-
 func rulesCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{
 		Name:  "rules",
@@ -38,9 +34,9 @@ func rulesCommand(ios *iostreams.IOStreams) *cli.Command {
 			for _, ch := range checks.All {
 				docs = append(docs, ruleDoc{Kind: "check", ID: ch.ID, Link: string(ch.Link), Title: ch.Title, Causes: ch.Causes, Doc: ch.Doc})
 			}
-			for _, f := range extraRules {
-				docs = append(docs, f()...)
-			}
+			// explain's log signatures and reasoning, and watch's verdicts.
+			docs = append(docs, explainRules()...)
+			docs = append(docs, watchRules()...)
 			switch c.String("format") {
 			case "json":
 				enc := json.NewEncoder(ios.Out)

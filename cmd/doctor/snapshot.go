@@ -9,10 +9,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tfdoctor/doctor/internal/atomicfile"
-	"github.com/tfdoctor/doctor/internal/iostreams"
 )
 
-func snapshotCommand(ios *iostreams.IOStreams) *cli.Command {
+func snapshotCommand(f *Factory) *cli.Command {
+	ios := f.IOStreams
 	return &cli.Command{
 		Name:      "snapshot",
 		Usage:     "write the machine snapshot (JSON) that doctor's checks read",
@@ -43,7 +43,7 @@ variables are never collected.`,
 			if err := checkOutputFile(out); err != nil {
 				return err
 			}
-			s, _, err := loadSnapshot(c.Context, o, ios)
+			s, _, err := loadSnapshot(c.Context, o, f, nil)
 			if err != nil {
 				return err
 			}

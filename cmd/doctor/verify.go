@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -12,20 +11,15 @@ import (
 
 	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/host"
-	"github.com/tfdoctor/doctor/internal/iostreams"
 	"github.com/tfdoctor/doctor/rules"
 	"github.com/tfdoctor/doctor/verify"
 )
-
-func init() {
-	runtimeProbe = probeRuntime
-}
 
 // cublasFromSnapshot returns the libcublas file that the library resolution
 // (Snapshot.Libraries) says TensorFlow would load, "" when it does not say;
 // the ladder then searches the way TensorFlow does. Wired by the library
 // resolution's owner.
-var cublasFromSnapshot = func(s *host.Snapshot) string {
+func cublasFromSnapshot(s *host.Snapshot) string {
 	if s == nil || s.Libraries == nil {
 		return ""
 	}
@@ -47,22 +41,12 @@ var cublasFromSnapshot = func(s *host.Snapshot) string {
 	return best.Path
 }
 
-// rungChildCommand is the argv that runs one rung of the ladder in a child
-// process: this executable's hidden `verify __rung` command. Tests replace
-// it.
-var rungChildCommand = func() []string {
-	exe, err := os.Executable()
-	if err != nil {
-		exe = os.Args[0]
-	}
-	return []string{exe, "verify", verify.ChildCommandName}
-}
-
 // verifyCollectors are the collectors `doctor verify` reads alongside the
 // ladder, for the runtime and performance checks: quick ones only.
 var verifyCollectors = []string{"platform", "pci", "modules", "devices", "nvml", "env", "kernel-log"}
 
-func verifyCommand(ios *iostreams.IOStreams) *cli.Command {
+func verifyCommand(f *Factory) *cli.Command {
+	ios := f.IOStreams
 	return &cli.Command{
 		Name:            "verify",
 		Usage:           "run only the verification ladder: real GPU work from the driver up to TensorFlow",
@@ -121,7 +105,7 @@ unless --quick. Exit code 1 when a rung fails.`,
 			if err != nil {
 				return err
 			}
-			return runVerify(c.Context, o, vo, ios)
+			return runVerify(c.Context, o, vo, f)
 		},
 	}
 }
@@ -150,15 +134,17 @@ func verifyOptionsFrom(c *cli.Context, o diagnoseOptions) (verify.Options, error
 
 // runVerify runs the ladder and, meanwhile, reads the few machine facts the
 // runtime and performance checks need; then reports on those checks only.
-func runVerify(ctx context.Context, o diagnoseOptions, vo verify.Options, ios *iostreams.IOStreams) error {
+func runVerify(ctx context.Context, o diagnoseOptions, vo verify.Options, f *Factory) error {
+	ios := f.IOStreams
+	environ := f.Environ()
 	type gathered struct{ s *host.Snapshot }
 	ch := make(chan gathered, 1)
 	go func() {
-		ch <- gathered{host.Gather(ctx, host.Options{Only: verifyCollectors, GPU: gpuSource(), Timeout: o.Timeout,
+		ch <- gathered{host.Gather(ctx, host.Options{Only: verifyCollectors, GPU: f.GPU(), Timeout: o.Timeout, Environ: environ, Now: f.Now,
 			Python: o.Python, Quick: true, Version: toolVersion()})}
 	}()
-	vo.GPU = gpuSource()
-	v := runLadder(ctx, vo, o, ios)
+	vo.GPU = f.GPU()
+	v := runLadder(ctx, vo, o, f, environ)
 	s := (<-ch).s
 	s.Verification = v
 	r, err := rules.Evaluate(s, rules.Options{Only: []string{"runtime", "performance"}, Skip: o.Skip})
@@ -180,23 +166,25 @@ func runVerify(ctx context.Context, o diagnoseOptions, vo verify.Options, ios *i
 // probeRuntime is the runtime part of plain `doctor` (and of `doctor
 // snapshot`): the ladder, run after the gather, with what the gather found
 // about the examined Python and its libraries.
-func probeRuntime(ctx context.Context, s *host.Snapshot, o diagnoseOptions, ios *iostreams.IOStreams) {
+func probeRuntime(ctx context.Context, s *host.Snapshot, o diagnoseOptions, f *Factory, environ []string) {
 	// The ladder probes the interpreter the snapshot examined; without
 	// one it resolves --python the same way (host.ResolvePython).
-	vo := verify.Options{Python: o.Python, GPU: gpuSource()}
+	vo := verify.Options{Python: o.Python, GPU: f.GPU()}
 	if s.Python != nil && s.Python.Found && s.Python.Executable != "" {
 		vo.Python = s.Python.Executable
 	}
 	vo.LibCublas = cublasFromSnapshot(s)
-	s.Verification = runLadder(ctx, vo, o, ios)
+	s.Verification = runLadder(ctx, vo, o, f, environ)
 }
 
 // runLadder runs the ladder with progress on a terminal, and with -v prints
 // each rung as it ends and the rungs' standard error afterwards.
-func runLadder(ctx context.Context, vo verify.Options, o diagnoseOptions, ios *iostreams.IOStreams) *host.Verification {
-	vo.ChildCommand = rungChildCommand()
+func runLadder(ctx context.Context, vo verify.Options, o diagnoseOptions, f *Factory, environ []string) *host.Verification {
+	ios := f.IOStreams
+	vo.ChildCommand = f.RungChild()
+	vo.Environ = environ
 	live := ios.IsStderrTTY() && o.Format == "text"
-	start := time.Now()
+	start := f.Now()
 	var done []string
 	if live {
 		fmt.Fprint(ios.ErrOut, "doctor: verifying on the GPU…")

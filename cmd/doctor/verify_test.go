@@ -25,7 +25,7 @@ func TestVerifyRungChild(t *testing.T) {
 
 // useTestChild makes the ladder run its rungs in this test binary, and
 // builds the fake CUDA libraries of verify/testdata.
-func useTestChild(t *testing.T) string {
+func useTestChild(t *testing.T) (string, *Factory) {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc is needed to build the fake CUDA libraries")
@@ -40,13 +40,12 @@ func useTestChild(t *testing.T) string {
 			t.Fatalf("gcc: %v\n%s", err, b)
 		}
 	}
-	old := rungChildCommand
-	rungChildCommand = func() []string { return []string{os.Args[0], "-test.run=^TestVerifyRungChild$"} }
-	t.Cleanup(func() { rungChildCommand = old })
+	f := NewFactory(nil)
+	f.RungChild = func() []string { return []string{os.Args[0], "-test.run=^TestVerifyRungChild$"} }
 	t.Setenv("DOCTOR_VERIFY_CHILD", "1")
 	t.Setenv("CUDA_VISIBLE_DEVICES", "")
 	os.Unsetenv("CUDA_VISIBLE_DEVICES")
-	return dir
+	return dir, f
 }
 
 type jsonReport struct {
@@ -64,11 +63,11 @@ type jsonReport struct {
 }
 
 func TestVerifyCommand(t *testing.T) {
-	dir := useTestChild(t)
+	dir, f := useTestChild(t)
 	common := []string{"verify", "--libcuda", filepath.Join(dir, "libcuda.so.1"), "--libcublas", filepath.Join(dir, "libcublas.so.12"),
 		"--size", "32", "--runs", "2", "--framework", "none", "--format", "json"}
 
-	code, out, errOut := runDoctor(t, "", common...)
+	code, out, errOut := runDoctorWith(t, f, "", common...)
 	var r jsonReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("exit %d: %v\n%s\n%s", code, err, out, errOut)
@@ -97,7 +96,7 @@ func TestVerifyCommand(t *testing.T) {
 	// A hidden GPU: the driver rung names the cause, exit 1.
 	t.Setenv("CUDA_VISIBLE_DEVICES", "-1")
 	t.Setenv("FAKECUDA_INIT", "100")
-	code, out, _ = runDoctor(t, "", common...)
+	code, out, _ = runDoctorWith(t, f, "", common...)
 	r = jsonReport{}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
@@ -107,7 +106,7 @@ func TestVerifyCommand(t *testing.T) {
 	}
 
 	// Text, with -v: each rung on stderr as it ends.
-	code, out, errOut = runDoctor(t, "", append(common[:len(common)-2], "-v")...)
+	code, out, errOut = runDoctorWith(t, f, "", append(common[:len(common)-2], "-v")...)
 	if code != 1 || !strings.Contains(out, "Verification ladder") || !strings.Contains(out, "[cuda_visible_devices_hides_gpu]") || !strings.Contains(errOut, "doctor: rung driver    fail") {
 		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -151,13 +150,11 @@ func TestVerifyRungCommandBadInput(t *testing.T) {
 
 // Plain doctor runs the ladder into the snapshot unless --quick.
 func TestDiagnoseRunsLadderUnlessQuick(t *testing.T) {
-	useTestChild(t)
-	old := gpuSource
-	gpuSource = func() host.GPUSource { return noGPU{} }
-	t.Cleanup(func() { gpuSource = old })
+	_, f := useTestChild(t)
+	f.GPU = func() host.GPUSource { return noGPU{} }
 	t.Setenv("PATH", "/nonexistent") // no python3: the framework rung is skipped quickly
 
-	_, out, _ := runDoctor(t, "", "--quick", "--format", "json")
+	_, out, _ := runDoctorWith(t, f, "", "--quick", "--format", "json")
 	var r jsonReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
@@ -165,7 +162,7 @@ func TestDiagnoseRunsLadderUnlessQuick(t *testing.T) {
 	if r.Verification != nil {
 		t.Errorf("--quick ran the ladder: %+v", r.Verification)
 	}
-	_, out, _ = runDoctor(t, "", "--format", "json", "--python", "no-such-python3")
+	_, out, _ = runDoctorWith(t, f, "", "--format", "json", "--python", "no-such-python3")
 	r = jsonReport{}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)

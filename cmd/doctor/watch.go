@@ -20,9 +20,6 @@ import (
 	"github.com/tfdoctor/doctor/watch"
 )
 
-// watchGPUs is how doctor watch reads the GPUs; tests replace it.
-var watchGPUs = watch.NVML
-
 // watchOptions are the options of doctor watch, parsed from flags.
 type watchOptions struct {
 	PID      int
@@ -37,11 +34,7 @@ type watchOptions struct {
 	Samples  string
 }
 
-func init() {
-	extraRules = append(extraRules, watchRules)
-}
-
-func watchCommand(ios *iostreams.IOStreams) *cli.Command {
+func watchCommand(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:      "watch",
 		Usage:     "sample a running job's GPU and CPU use and say why the GPU idles",
@@ -78,7 +71,7 @@ PID.`,
 			if err != nil {
 				return err
 			}
-			return runWatch(c, o, ios)
+			return runWatch(c, o, f)
 		},
 	}
 }
@@ -137,7 +130,8 @@ func watchOptionsFrom(c *cli.Context) (watchOptions, error) {
 	return o, nil
 }
 
-func runWatch(c *cli.Context, o watchOptions, ios *iostreams.IOStreams) error {
+func runWatch(c *cli.Context, o watchOptions, f *Factory) error {
+	ios := f.IOStreams
 	ctx := c.Context
 	if o.PID == os.Getpid() {
 		return usageErr("--pid %d is doctor itself", o.PID)
@@ -147,7 +141,7 @@ func runWatch(c *cli.Context, o watchOptions, ios *iostreams.IOStreams) error {
 			return usageErr("no process with PID %d", o.PID)
 		}
 	}
-	wo := watch.Options{PID: o.PID, Duration: o.Duration, Interval: o.Interval, GPUs: watchGPUs()}
+	wo := watch.Options{PID: o.PID, Duration: o.Duration, Interval: o.Interval, GPUs: f.WatchGPUs()}
 	if !o.Quiet {
 		live := watch.NewLive(ios.ErrOut, ios.IsStderrTTY())
 		wo.OnSample = live.Update

@@ -34,10 +34,11 @@ func (g oneGPU) Sample() ([]watch.GPUSample, error) {
 
 func (oneGPU) Close() {}
 
-func withGPUs(t *testing.T, g watch.GPUs) {
-	old := watchGPUs
-	watchGPUs = func() watch.GPUs { return g }
-	t.Cleanup(func() { watchGPUs = old })
+// withGPUs is a factory whose doctor watch samples g.
+func withGPUs(g watch.GPUs) *Factory {
+	f := NewFactory(nil)
+	f.WatchGPUs = func() watch.GPUs { return g }
+	return f
 }
 
 func sleeper(t *testing.T) int {
@@ -51,9 +52,13 @@ func sleeper(t *testing.T) int {
 }
 
 // runCLI runs doctor with no standard input.
-func runCLI(args ...string) (int, string, string) {
+func runCLI(args ...string) (int, string, string) { return runCLIWith(NewFactory(nil), args...) }
+
+// runCLIWith is runCLI with the dependencies of f.
+func runCLIWith(f *Factory, args ...string) (int, string, string) {
 	ios, _, out, errOut := iostreams.Test()
-	code := Main(context.Background(), append([]string{"doctor"}, args...), ios)
+	f.IOStreams = ios
+	code := MainWith(context.Background(), append([]string{"doctor"}, args...), f)
 	return code, out.String(), errOut.String()
 }
 
@@ -89,10 +94,10 @@ func TestWatchUsage(t *testing.T) {
 // A CPU-only job: exit 1, JSON report with gpu_not_used as the root
 // cause, samples written, plain live lines on stderr.
 func TestWatchCPUOnlyJobJSON(t *testing.T) {
-	withGPUs(t, oneGPU{})
+	f := withGPUs(oneGPU{})
 	pid := sleeper(t)
 	samples := filepath.Join(t.TempDir(), "samples.json")
-	code, out, errOut := runCLI("watch", "--pid", strconv.Itoa(pid), "--duration", "900ms", "--interval", "300ms", "--format", "json", "--samples", samples)
+	code, out, errOut := runCLIWith(f, "watch", "--pid", strconv.Itoa(pid), "--duration", "900ms", "--interval", "300ms", "--format", "json", "--samples", samples)
 	if code != exitFindings {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
@@ -117,8 +122,8 @@ func TestWatchCPUOnlyJobJSON(t *testing.T) {
 // verdict; --quiet keeps stderr empty; the app-level --format is honoured.
 func TestWatchBusyText(t *testing.T) {
 	pid := sleeper(t)
-	withGPUs(t, oneGPU{busyPID: pid})
-	code, out, errOut := runCLI("watch", "--pid", strconv.Itoa(pid), "--duration", "900ms", "--interval", "300ms", "--quiet", "--no-color")
+	f := withGPUs(oneGPU{busyPID: pid})
+	code, out, errOut := runCLIWith(f, "watch", "--pid", strconv.Itoa(pid), "--duration", "900ms", "--interval", "300ms", "--quiet", "--no-color")
 	if code != exitOK || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -136,7 +141,7 @@ func TestWatchBusyText(t *testing.T) {
 	if want := "Details: doctor watch -v --pid " + strconv.Itoa(pid) + ". For a support ticket: doctor watch --format markdown --pid " + strconv.Itoa(pid) + "."; !strings.Contains(out, want) {
 		t.Errorf("footer lacks %q:\n%s", want, out)
 	}
-	code, out, _ = runCLI("--format", "json", "watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "300ms", "-q")
+	code, out, _ = runCLIWith(f, "--format", "json", "watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "300ms", "-q")
 	if code != exitOK || !strings.HasPrefix(out, "{") {
 		t.Errorf("doctor --format json watch: exit %d, stdout %.40q", code, out)
 	}
@@ -144,12 +149,12 @@ func TestWatchBusyText(t *testing.T) {
 
 func TestWatchPrometheusAndMarkdown(t *testing.T) {
 	pid := sleeper(t)
-	withGPUs(t, oneGPU{busyPID: pid})
-	code, out, _ := runCLI("watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "200ms", "-q", "--format", "prometheus")
+	f := withGPUs(oneGPU{busyPID: pid})
+	code, out, _ := runCLIWith(f, "watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "200ms", "-q", "--format", "prometheus")
 	if code != exitOK || !strings.Contains(out, "doctor_status 0") || !strings.Contains(out, `doctor_watch_gpu_utilization_percent{gpu="0",stat="mean"} 95`) {
 		t.Errorf("prometheus: exit %d\n%s", code, out)
 	}
-	code, out, _ = runCLI("watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "200ms", "-q", "--format", "markdown")
+	code, out, _ = runCLIWith(f, "watch", "--pid", strconv.Itoa(pid), "--duration", "600ms", "--interval", "200ms", "-q", "--format", "markdown")
 	if code != exitOK || !strings.Contains(out, "watch.busy") {
 		t.Errorf("markdown: exit %d\n%s", code, out)
 	}
@@ -158,18 +163,19 @@ func TestWatchPrometheusAndMarkdown(t *testing.T) {
 // Ctrl-C ends early and still prints the report.
 func TestWatchInterrupted(t *testing.T) {
 	pid := sleeper(t)
-	withGPUs(t, oneGPU{busyPID: pid})
+	f := withGPUs(oneGPU{busyPID: pid})
 	ios, _, out, _ := iostreams.Test()
+	f.IOStreams = ios
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
-	code := Main(ctx, []string{"doctor", "watch", "--pid", strconv.Itoa(pid), "--duration", "1m", "--interval", "200ms", "-q", "-f", "json"}, ios)
+	code := MainWith(ctx, []string{"doctor", "watch", "--pid", strconv.Itoa(pid), "--duration", "1m", "--interval", "200ms", "-q", "-f", "json"}, f)
 	var r rules.Report
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil || code != exitOK {
 		t.Fatalf("exit %d, %v", code, err)
 	}
 	found := false
-	for _, f := range r.Findings {
-		found = found || (f.ID == watch.IDSummary && f.Evidence["ended"] == "interrupted")
+	for _, fd := range r.Findings {
+		found = found || (fd.ID == watch.IDSummary && fd.Evidence["ended"] == "interrupted")
 	}
 	if !found {
 		t.Error("the report does not say the watch was interrupted")
