@@ -13,6 +13,7 @@ import (
 
 	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/internal/testenv"
 	"github.com/tfdoctor/doctor/rules"
 )
 
@@ -188,12 +189,12 @@ func TestTFAllowGrowthVenv(t *testing.T) {
 	needBash(t)
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 not installed")
+		testenv.Missing(t, "python3 not installed")
 	}
 	e := newEnv(t)
 	venv := filepath.Join(e.dir, "my venv")
 	if out, err := exec.Command(py, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
-		t.Skipf("python3 -m venv: %v\n%s", err, out)
+		testenv.Missing(t, "python3 -m venv: %v\n%s", err, out)
 	}
 	e.m.Env["VIRTUAL_ENV"] = venv
 	act := filepath.Join(venv, "bin", "activate")
@@ -753,12 +754,12 @@ func TestQuestionInterrupted(t *testing.T) {
 func TestEnvScopeFollowsTheOneResolver(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 not installed")
+		testenv.Missing(t, "python3 not installed")
 	}
 	e := newEnv(t)
 	venv, conda := filepath.Join(e.dir, "venv"), filepath.Join(e.dir, "conda")
 	if out, err := exec.Command(py, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
-		t.Skipf("python3 -m venv: %v\n%s", err, out)
+		testenv.Missing(t, "python3 -m venv: %v\n%s", err, out)
 	}
 	e.write(filepath.Join(conda, "conda-meta", "history"), "")
 	if err := os.MkdirAll(filepath.Join(conda, "bin"), 0o755); err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tfdoctor/doctor/checks"
+	"github.com/tfdoctor/doctor/internal/testenv"
 	"github.com/tfdoctor/doctor/rules"
 )
 
@@ -168,6 +169,6 @@ func bash(t *testing.T, dir string, env []string, args ...string) (string, strin
 
 func needBash(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("bash not installed")
+		testenv.Missing(t, "bash not installed")
 	}
 }

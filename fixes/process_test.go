@@ -14,6 +14,7 @@ import (
 
 	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/internal/testenv"
 )
 
 func TestParseProcStat(t *testing.T) {
@@ -131,7 +132,7 @@ func TestStopProcessPerPIDConsent(t *testing.T) {
 // A process that ignores SIGTERM gets SIGKILL after the grace period.
 func TestStopProcessEscalatesToKill(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not installed")
+		testenv.Missing(t, "python3 not installed")
 	}
 	e := liveEnv(t)
 	ready := filepath.Join(e.dir, "ready")

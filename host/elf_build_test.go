@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tfdoctor/doctor/internal/testenv"
 )
 
 // testSOSpec describes a tiny shared object built with gcc for a test.
@@ -26,7 +28,7 @@ func needTestGCC(t testing.TB) {
 	t.Helper()
 	gccOnce.Do(func() { gccPath, _ = exec.LookPath("gcc") })
 	if gccPath == "" {
-		t.Skip("gcc not found: cannot build test shared objects")
+		testenv.Missing(t, "gcc not found: cannot build test shared objects")
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tfdoctor/doctor/internal/testenv"
 )
 
 // encodeTestLDCache writes an ld.so.cache image in the "new" or "old"
@@ -82,7 +84,7 @@ func ldconfigPrint(t *testing.T, cache string) []ldpEntry {
 		}
 	}
 	if err != nil {
-		t.Skip("ldconfig not found")
+		testenv.Missing(t, "ldconfig not found")
 	}
 	args := []string{"-p"}
 	if cache != "" {
@@ -149,7 +151,7 @@ func firstDiff(a, b []ldpEntry) string {
 func TestParseLdconfigGenerated(t *testing.T) {
 	ldc, err := exec.LookPath("ldconfig")
 	if err != nil {
-		t.Skip("ldconfig not found")
+		testenv.Missing(t, "ldconfig not found")
 	}
 	for _, format := range []string{"new", "old", "compat"} {
 		t.Run(format, func(t *testing.T) {

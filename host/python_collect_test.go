@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tfdoctor/doctor/internal/testenv"
 )
 
 // examine runs the python collector on a tree with an environment.
@@ -29,17 +31,17 @@ func TestRealVenv(t *testing.T) {
 	needTestGCC(t)
 	py3, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 not found")
+		testenv.Missing(t, "python3 not found")
 	}
 	out, err := exec.Command(py3, "-c", "import sys;print('%d.%d.%d'%sys.version_info[:3])").Output()
 	if err != nil {
-		t.Skip("python3 does not run")
+		testenv.Missing(t, "python3 does not run")
 	}
 	want := strings.TrimSpace(string(out))
 	dir := t.TempDir()
 	venv := filepath.Join(dir, "tf venv") // a space, to exercise quoting
 	if out, err := exec.Command(py3, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
-		t.Skipf("python3 -m venv: %v: %s", err, out)
+		testenv.Missing(t, "python3 -m venv: %v: %s", err, out)
 	}
 	site := filepath.Join(venv, "lib", "python"+majorMinor(want), "site-packages")
 	tr := &pyTree{t: t, root: "/"}
@@ -147,7 +149,7 @@ int main(int argc, char **argv) {
 `), 0o644)
 	exe := filepath.Join(dir, "wheels", "dlopener")
 	if out, err := exec.Command(gccPath, "-o", exe, src, "-ldl", "-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/a:$ORIGIN/b").CombinedOutput(); err != nil {
-		t.Skipf("cannot build the dlopen test program: %v: %s", err, out)
+		testenv.Missing(t, "cannot build the dlopen test program: %v: %s", err, out)
 	}
 	sonames := []string{"libcublas.so.1", "libcudart.so.2", "libcufft.so.3", "libcurand.so.4", "libcusolver.so.5"}
 	cmd := exec.Command(exe, sonames...)

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/internal/testenv"
 )
 
 func needPython(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is needed")
+		testenv.Missing(t, "python3 is needed")
 	}
 	return p
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/internal/testenv"
 )
 
 // TestRungChildHelper is not a test: the ladder's tests run the test binary
@@ -27,7 +28,7 @@ func TestRungChildHelper(t *testing.T) {
 func fakes(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc is needed to build the fake CUDA libraries")
+		testenv.Missing(t, "gcc is needed to build the fake CUDA libraries")
 	}
 	dir := t.TempDir()
 	build := func(out, src string, flags ...string) {

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/internal/testenv"
 	"math"
 	"os"
 	"os/exec"
@@ -197,7 +198,7 @@ func TestResolvePython(t *testing.T) {
 	dir := t.TempDir()
 	venv := filepath.Join(dir, "venv")
 	if out, err := exec.Command(py, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
-		t.Skipf("python3 -m venv: %v\n%s", err, out)
+		testenv.Missing(t, "python3 -m venv: %v\n%s", err, out)
 	}
 	conda := filepath.Join(dir, "conda")
 	if err := os.MkdirAll(filepath.Join(conda, "bin"), 0o755); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/internal/testenv"
 )
 
 // condaAndVenv makes a real venv and a conda-like env (conda-meta, a
@@ -17,12 +18,12 @@ func condaAndVenv(t *testing.T) (venv, conda string) {
 	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 not installed")
+		testenv.Missing(t, "python3 not installed")
 	}
 	dir := t.TempDir()
 	venv, conda = filepath.Join(dir, "venv"), filepath.Join(dir, "conda")
 	if out, err := exec.Command(py, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
-		t.Skipf("python3 -m venv: %v\n%s", err, out)
+		testenv.Missing(t, "python3 -m venv: %v\n%s", err, out)
 	}
 	for _, d := range []string{filepath.Join(conda, "conda-meta"), filepath.Join(conda, "bin")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

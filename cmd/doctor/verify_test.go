@@ -11,6 +11,7 @@ import (
 
 	"github.com/tfdoctor/doctor/host"
 	"github.com/tfdoctor/doctor/internal/iostreams"
+	"github.com/tfdoctor/doctor/internal/testenv"
 	"github.com/tfdoctor/doctor/verify"
 )
 
@@ -28,7 +29,7 @@ func TestVerifyRungChild(t *testing.T) {
 func useTestChild(t *testing.T) (string, *Factory) {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc is needed to build the fake CUDA libraries")
+		testenv.Missing(t, "gcc is needed to build the fake CUDA libraries")
 	}
 	dir := t.TempDir()
 	for out, args := range map[string][]string{
