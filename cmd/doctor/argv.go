@@ -24,8 +24,8 @@ import (
 //   - A flag written before a subcommand's name moves after it when the
 //     subcommand accepts it; when it does not, that is a usage error (a
 //     flag silently ignored is worse than a refusal).
-//   - --version anywhere prints the version; --help/-h stays with the
-//     command it follows.
+//   - --version anywhere prints the version; --help/-h anywhere prints the
+//     help of the command it names (its arguments and other flags aside).
 
 // flagSpec is what the normaliser needs to know about a flag.
 type flagSpec struct {
@@ -105,7 +105,7 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	known := flagIndex(app.Flags)
 	cmds := app.Commands
 	var pos, tail []string
-	dashdash := false
+	dashdash, help := false, false
 	rest := args[1:]
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
@@ -128,6 +128,9 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		if name == "version" {
 			return []string{args[0], "--version"}, nil
 		}
+		if name == "help" || name == "h" {
+			help = true
+		}
 		spec, ok := known[name]
 		if !ok {
 			spec = anyFlags[name]
@@ -147,6 +150,11 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		path = append(path, l.cmd.Name)
 	}
 	out := []string{args[0]}
+	if help {
+		// The command's help, whatever else was typed: urfave would take
+		// the first argument for a help topic ("No help topic for tf.log").
+		return append(append(out, path...), "--help"), nil
+	}
 	var moved [][]string
 	for _, l := range levels[:len(levels)-1] {
 		for _, g := range l.flags {

@@ -45,8 +45,11 @@ func TestNormalizeArgs(t *testing.T) {
 		{"explain x --version", "--version"},
 		{"--version fix", "--version"},
 		{"explain --python --version", "explain --python --version"}, // a value, not a flag: urfave refuses --python
-		{"explain x --help", "explain --help x"},
+		{"explain x --help", "explain --help"},
+		{"explain -h x --format json", "explain --help"},
 		{"--help verify", "verify --help"},
+		{"fix stop-gpu-process -h", "fix --help"},
+		{"explain -- -h", "explain -- -h"},
 		{"verify __rung", "verify __rung"},
 		{"--format=json rules", "rules --format=json"},
 	}
@@ -231,6 +234,8 @@ func TestFlagPositionsSameOutput(t *testing.T) {
 		{[]string{"explain", log, "--version"}, []string{"--version"}},
 		{[]string{"fix", "--version"}, []string{"--version"}},
 		{[]string{"watch", "--version"}, []string{"--version"}},
+		{[]string{"explain", log, "-h"}, []string{"explain", "--help"}},
+		{[]string{"-h", "fix", "x"}, []string{"fix", "--help"}},
 	}
 	stdin, err := os.ReadFile(log)
 	if err != nil {
