@@ -63,6 +63,7 @@ const helpExtra = `EXIT CODES:
    1  at least one error-severity finding remains
    2  bad usage or bad input (unknown flag, unreadable snapshot or log)
    3  doctor itself failed
+   130, 143  stopped by SIGINT (Ctrl-C) or SIGTERM: every wait ends, children are killed
 
 ENVIRONMENT:
    NO_COLOR          any non-empty value turns colour off (as --no-color)
@@ -102,6 +103,9 @@ func resolveExit(err error, ios *iostreams.IOStreams) int {
 	var code exitCode
 	if errors.As(err, &code) {
 		return int(code)
+	}
+	if errors.Is(err, errInterrupted) {
+		return errInterrupted.code // the signal was reported when it came
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {

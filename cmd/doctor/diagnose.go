@@ -25,7 +25,7 @@ func loadSnapshot(ctx context.Context, o diagnoseOptions, f *Factory, environ []
 		environ = f.Environ()
 	}
 	if o.From != "" {
-		s, err := readSnapshotFile(o.From, ios)
+		s, err := readSnapshotFile(ctx, o.From, ios)
 		return s, "snapshot", err
 	}
 	hopts := host.Options{
@@ -53,13 +53,16 @@ func loadSnapshot(ctx context.Context, o diagnoseOptions, f *Factory, environ []
 }
 
 // readSnapshotFile reads a snapshot from a file or standard input ("-").
-func readSnapshotFile(path string, ios *iostreams.IOStreams) (*host.Snapshot, error) {
+func readSnapshotFile(ctx context.Context, path string, ios *iostreams.IOStreams) (*host.Snapshot, error) {
 	var r io.Reader
 	name := path
 	if path == "-" {
 		r, name = ios.In, "standard input"
 	} else {
-		f, err := os.Open(path)
+		f, err := openInput(ctx, path)
+		if interrupted(ctx, err) {
+			return nil, errInterrupted
+		}
 		if err != nil {
 			return nil, usageErr("cannot read snapshot: %v", err)
 		}
@@ -69,7 +72,11 @@ func readSnapshotFile(path string, ios *iostreams.IOStreams) (*host.Snapshot, er
 		}
 		r = f
 	}
-	s, err := host.ReadSnapshot(r)
+	// A read waiting on a pipe or a FIFO ends on Ctrl-C.
+	s, err := host.ReadSnapshot(newCtxReader(ctx, r))
+	if interrupted(ctx, err) {
+		return nil, errInterrupted
+	}
 	if err != nil {
 		return nil, usageErr("cannot read snapshot %s: %v", name, err)
 	}

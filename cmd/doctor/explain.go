@@ -1,10 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -52,6 +52,7 @@ EXIT CODES:
    1  at least one error-severity finding
    2  bad usage, or a log that cannot be read: missing, empty or binary
    3  doctor itself failed
+   130, 143  stopped by SIGINT (Ctrl-C) or SIGTERM: every wait ends, children are killed
 `
 
 func explainCommand(ios *iostreams.IOStreams) *cli.Command {
@@ -72,7 +73,7 @@ func explainCommand(ios *iostreams.IOStreams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runExplain(o, ios)
+			return runExplain(c.Context, o, ios)
 		},
 	}
 }
@@ -118,7 +119,7 @@ func explainOptionsFrom(c *cli.Context) (explainOptions, error) {
 	return o, usageErr("unknown --format %q: use one of %s", o.Format, strings.Join(formats, ", "))
 }
 
-func runExplain(o explainOptions, ios *iostreams.IOStreams) error {
+func runExplain(ctx context.Context, o explainOptions, ios *iostreams.IOStreams) error {
 	var in io.Reader
 	name := o.Path
 	if o.Path == "" || o.Path == "-" {
@@ -127,7 +128,10 @@ func runExplain(o explainOptions, ios *iostreams.IOStreams) error {
 			fmt.Fprintln(ios.ErrOut, "doctor: paste the log, then press Ctrl-D on an empty line")
 		}
 	} else {
-		f, err := os.Open(o.Path)
+		f, err := openInput(ctx, o.Path)
+		if interrupted(ctx, err) {
+			return errInterrupted
+		}
 		if err != nil {
 			return usageErr("cannot read the log: %v", err)
 		}
@@ -137,7 +141,11 @@ func runExplain(o explainOptions, ios *iostreams.IOStreams) error {
 		}
 		in = f
 	}
-	r, err := rules.Explain(in, rules.ExplainOptions{Version: toolVersion()})
+	// A read waiting on a terminal, a pipe or a FIFO ends on Ctrl-C.
+	r, err := rules.Explain(newCtxReader(ctx, in), rules.ExplainOptions{Version: toolVersion()})
+	if interrupted(ctx, err) {
+		return errInterrupted
+	}
 	if err != nil {
 		var ie *rules.InputError
 		if errors.As(err, &ie) {

@@ -7,15 +7,16 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/tfdoctor/doctor/internal/iostreams"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, caught, stop := notifySignals(context.Background(), os.Stderr, signalGrace)
 	code := Main(ctx, os.Args, iostreams.System())
 	stop()
+	if c := caught(); c != 0 {
+		code = c // 130 after SIGINT, 143 after SIGTERM, whatever the command returned
+	}
 	os.Exit(code)
 }

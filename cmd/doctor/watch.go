@@ -51,7 +51,8 @@ with TensorFlow advice for each.
    doctor watch --format json > w.json     every GPU process; the report as JSON
 
 A terminal shows the samples live on stderr (plain lines when stderr is not a
-terminal; --quiet for none). Ctrl-C ends early and still prints the report.
+terminal; --quiet for none). Ctrl-C ends early and still prints the report
+(exit 130).
 Exit code 1 when the job does not use the GPU; 2 for bad usage or an unknown
 PID.`,
 		Flags: []cli.Flag{

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	binErr    error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// doctorBinary builds doctor once per test run: signals are only real on
+// a real process.
+func doctorBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "doctor-bin-")
+		if binErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "doctor"), ".")
+		cmd.Env = append(os.Environ(), "CGO_CFLAGS=-Wno-deprecated-declarations")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = errors.New(err.Error() + ": " + string(out))
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("building doctor: %v", binErr)
+	}
+	return filepath.Join(binDir, "doctor")
+}
+
+// blockedOnInput waits until one of pid's threads sleeps on a FIFO or a
+// pipe (open waiting for a writer, or a read waiting for data).
+func blockedOnInput(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		tasks, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "wchan"))
+		for _, w := range tasks {
+			b, _ := os.ReadFile(w)
+			if s := string(b); s == "wait_for_partner" || strings.Contains(s, "pipe") {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("doctor (PID %d) never waited on its input", pid)
+}
+
+// TestSignalEndsEveryWait: SIGTERM and SIGINT end doctor while it waits on
+// its input (a FIFO with no writer, a FIFO whose writer is silent, a pipe
+// on standard input), within a second, with the exit code a shell expects
+// (128 + the signal: 143, 130).
+func TestSignalEndsEveryWait(t *testing.T) {
+	bin := doctorBinary(t)
+	cases := []struct {
+		name   string
+		args   []string
+		stdin  bool // a silent pipe on standard input
+		writer bool // open the FIFO for writing, write nothing
+		sig    syscall.Signal
+		code   int
+	}{
+		{"--from FIFO, SIGTERM", []string{"--from", "FIFO"}, false, false, syscall.SIGTERM, 143},
+		{"--from FIFO with a silent writer, SIGTERM", []string{"--from", "FIFO"}, false, true, syscall.SIGTERM, 143},
+		{"explain FIFO, SIGINT", []string{"explain", "FIFO"}, false, false, syscall.SIGINT, 130},
+		{"explain FIFO with a silent writer, SIGTERM", []string{"explain", "FIFO"}, false, true, syscall.SIGTERM, 143},
+		{"explain on a silent pipe, SIGINT", []string{"explain"}, true, false, syscall.SIGINT, 130},
+		{"--from - on a silent pipe, SIGTERM", []string{"--from", "-"}, true, false, syscall.SIGTERM, 143},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fifo := filepath.Join(t.TempDir(), "fifo")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := make([]string, len(c.args))
+			for i, a := range c.args {
+				args[i] = strings.ReplaceAll(a, "FIFO", fifo)
+			}
+			cmd := exec.Command(bin, args...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if c.stdin {
+				r, w, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Close()
+				defer r.Close()
+				cmd.Stdin = r
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			if c.writer {
+				w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // blocks until doctor opens it
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Close()
+			}
+			if !c.writer {
+				blockedOnInput(t, cmd.Process.Pid)
+			} // else doctor has opened the FIFO: its reads go through Go's poller
+			time.Sleep(100 * time.Millisecond)
+			sent := time.Now()
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				took := time.Since(sent)
+				t.Logf("ended %s after the signal", took.Round(time.Millisecond))
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != c.code {
+					t.Errorf("ended with %v, want exit code %d; stderr: %s", err, c.code, stderr.String())
+				}
+				if took > time.Second {
+					t.Errorf("took %s to end after the signal", took)
+				}
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+				t.Fatalf("still running 10 s after %v; stderr: %s", c.sig, stderr.String())
+			}
+		})
+	}
+}
