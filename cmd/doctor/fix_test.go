@@ -155,6 +155,10 @@ func TestFixConsent(t *testing.T) {
 			if tt.errMsg != "" && !strings.Contains(errOut, tt.errMsg) {
 				t.Errorf("stderr lacks %q: %s", tt.errMsg, errOut)
 			}
+			// A fix left alone is said once, in the summary.
+			if n := strings.Count(out, "unset-cuda-visible-devices: not applied"); n > 1 {
+				t.Errorf("'not applied' said %d times:\n%s", n, out)
+			}
 		})
 	}
 }

@@ -81,6 +81,11 @@ func TestVerifyCommand(t *testing.T) {
 			t.Errorf("rung %s: %+v", g.Name, g)
 		}
 	}
+	// The text report's footer names doctor verify, not the diagnosis.
+	_, text, _ := runDoctorWith(t, f, "", append(append([]string{}, common[:len(common)-2]...), "--format", "text")...)
+	if want := "Details: doctor verify -v. For a support ticket: doctor verify --format markdown."; !strings.Contains(text, want) {
+		t.Errorf("text lacks %q:\n%s", want, text)
+	}
 	ids := map[string]string{}
 	for _, f := range r.Findings {
 		ids[f.ID] = f.Severity
