@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/knowledge"
 )
 
 // NVMLDriver reads the driver through NVML: the best proof that the
@@ -100,8 +101,9 @@ func mismatchFixes() []Fix {
 }
 
 func windowsDriverFix() Fix {
+	min, _, _ := knowledge.WSLMinWindowsDriver()
 	return Fix{ID: FixWindowsDriver, Title: "Install or update the NVIDIA driver on Windows, then restart WSL", Risk: RiskSafe, Manual: true,
-		Steps: []string{"On Windows: install the current NVIDIA Game Ready/Studio or RTX driver from https://www.nvidia.com/Download/index.aspx (R528 or newer)",
+		Steps: []string{"On Windows: install the current NVIDIA Game Ready/Studio or RTX driver from https://www.nvidia.com/Download/index.aspx (" + min + " or newer for TensorFlow: tensorflow.org/install/pip)",
 			"In PowerShell: wsl --update", "In PowerShell: wsl --shutdown", "Open the distribution again and rerun doctor"}}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/knowledge"
 )
 
 // Helpers that derive facts from a snapshot, shared by the checks.
@@ -95,19 +96,21 @@ func plural(n int, one, many string) string {
 }
 
 // distroInstallDriver returns the steps to install the recommended NVIDIA
-// driver on the examined distribution.
+// driver on the examined distribution (knowledge/data/distro.json); the
+// steps of a row that is not verified are marked as such.
 func distroInstallDriver(s *host.Snapshot) []string {
-	switch s.Platform.DistroID {
-	case "ubuntu", "pop", "linuxmint":
-		return []string{"sudo apt-get update", "sudo ubuntu-drivers install", "sudo reboot"}
-	case "debian":
-		return []string{"sudo apt-get update", "sudo apt-get install -y linux-headers-$(uname -r) nvidia-driver firmware-misc-nonfree", "sudo reboot"}
-	case "fedora":
-		return []string{"sudo dnf install -y akmod-nvidia xorg-x11-drv-nvidia-cuda  # from RPM Fusion", "sudo reboot"}
-	case "rhel", "rocky", "almalinux", "centos":
-		return []string{"sudo dnf module install -y nvidia-driver:latest-dkms  # from NVIDIA's CUDA repository", "sudo reboot"}
-	case "arch", "manjaro":
-		return []string{"sudo pacman -S nvidia nvidia-utils", "sudo reboot"}
+	r, ok := knowledge.InstallDriverSteps(s.Platform.DistroID, s.Platform.DistroVersion)
+	if !ok {
+		return []string{"Install the NVIDIA driver for your distribution: https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/", "Reboot"}
 	}
-	return []string{"Install the NVIDIA driver for your distribution: https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/", "Reboot"}
+	steps := append([]string{}, r.Steps...)
+	if !r.Mark.Verified() {
+		for i := range steps {
+			steps[i] = "Not verified by doctor: " + steps[i]
+		}
+	}
+	if r.Note != "" {
+		steps = append(steps, "Note: "+r.Note)
+	}
+	return steps
 }

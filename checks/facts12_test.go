@@ -8,6 +8,7 @@ import (
 
 	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/knowledge"
 )
 
 // Issue 12: the facts behind the checks, one test each.
@@ -126,5 +127,61 @@ func TestDKMSAndUVMText(t *testing.T) {
 				t.Errorf("uvm in a container: %+v", fx)
 			}
 		}
+	}
+}
+
+// Items 8 and 9: Secure Boot and driver install by distribution, each
+// from a sourced, marked row.
+func TestDistroFacts(t *testing.T) {
+	s := loadScenario(t, "secure-boot-refuses")
+	for distro, c := range map[string]struct{ want, not string }{
+		"ubuntu": {"update-secureboot-policy --enroll-key", "/var/lib/dkms/mok.pub"},
+		"fedora": {"mokutil --import /var/lib/dkms/mok.pub", "shim-signed"},
+	} {
+		s.Platform.DistroID = distro
+		f := only(t, runOne(t, checks.KernelModule, s), "kernel.nvidia")
+		if f.Cause != "secure_boot_unsigned_module" || !hasStep(&f, c.want) || hasStep(&f, c.not) {
+			t.Errorf("secure boot on %s: %+v", distro, f.Fixes)
+		}
+		if distro == "ubuntu" && !hasStep(&f, "/var/lib/shim-signed/mok/MOK.der") {
+			t.Errorf("ubuntu: the key path is not named: %+v", f.Fixes)
+		}
+	}
+	s = loadScenario(t, "no-driver")
+	for _, c := range []struct {
+		distro, release string
+		want            []string
+		not             string
+	}{
+		{"rhel", "9.4", []string{"dnf module enable -y nvidia-driver:open-dkms", "dnf install -y nvidia-open"}, "latest-dkms"},
+		{"rocky", "8.10", []string{"nvidia-driver:open-dkms"}, "latest-dkms"},
+		{"rhel", "10.0", []string{"sudo dnf install -y nvidia-open"}, "module"},
+		{"arch", "", []string{"pacman -S nvidia-open", "nvidia-580xx-dkms"}, "pacman -S nvidia nvidia-utils"},
+		{"debian", "12", []string{"contrib, non-free and non-free-firmware", "nvidia-driver firmware-misc-nonfree"}, ""},
+		{"fedora", "41", []string{"Not verified by doctor"}, ""},
+	} {
+		s.Platform.DistroID, s.Platform.DistroVersion = c.distro, c.release
+		f := only(t, runOne(t, checks.KernelModule, s), "kernel.nvidia")
+		for _, w := range c.want {
+			if !hasStep(&f, w) {
+				t.Errorf("%s %s: no %q in %+v", c.distro, c.release, w, f.Fixes)
+			}
+		}
+		if c.not != "" && hasStep(&f, c.not) {
+			t.Errorf("%s %s: %q in %+v", c.distro, c.release, c.not, f.Fixes)
+		}
+	}
+	// The distributions whose install doctor runs (fixes.planInstallDriver)
+	// have verified or secondary rows; the Windows minimum is TensorFlow's.
+	for _, d := range []string{"ubuntu", "debian"} {
+		if r, ok := knowledge.InstallDriverSteps(d, ""); !ok || !r.Mark.Verified() || r.Source == "" {
+			t.Errorf("%s install row: %+v", d, r)
+		}
+	}
+	if v, m, src := knowledge.WSLMinWindowsDriver(); v != "528.33" || m != knowledge.MarkV || !strings.Contains(src, "pip.md") {
+		t.Errorf("WSL minimum: %s %s %s", v, m, src)
+	}
+	if r, ok := knowledge.DriverBlacklistsNouveau("debian"); !ok || r.File != "/etc/nvidia/current/nvidia-blacklists-nouveau.conf" || r.Mark != knowledge.MarkV {
+		t.Errorf("debian nouveau blacklist: %+v", r)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/knowledge"
 )
 
 // Nouveau fails when the open-source nouveau driver holds the GPU.
@@ -54,6 +55,17 @@ rebuilt, then the machine rebooted.`,
 		p.Warn("nouveau_conflict", "nouveau is loaded next to the NVIDIA module",
 			"The NVIDIA module owns the GPU now, but nouveau may take it at the next boot.", ev, fix)
 	},
+}
+
+// secureBootSteps enroll the key DKMS signs with: Ubuntu's is
+// /var/lib/shim-signed/mok/MOK.der (update-secureboot-policy
+// --enroll-key), other distributions' /var/lib/dkms/mok.pub.
+func secureBootSteps(distro string) []string {
+	r, ok := knowledge.SecureBootSteps(distro)
+	if !ok {
+		return []string{"Enroll the key your DKMS signs modules with as a Machine Owner Key (mokutil --import), or disable Secure Boot"}
+	}
+	return append([]string{}, r.Steps...)
 }
 
 // uvmFix loads nvidia_uvm; inside a container it is printed only, for the
@@ -153,12 +165,7 @@ driver serves the GPU.`,
 			p.Error("secure_boot_unsigned_module", "Secure Boot refuses the unsigned NVIDIA kernel module",
 				"The module exists for this kernel but the kernel will not load it without a signature it trusts.", ev,
 				Fix{ID: FixSecureBootSign, Title: "Enroll a Machine Owner Key and sign the module (or turn Secure Boot off)", Risk: RiskModerate, NeedsRoot: true, Manual: true,
-					Steps: []string{
-						"sudo mokutil --import /var/lib/dkms/mok.pub   # choose a one-time password",
-						"Reboot; in the blue MokManager screen choose Enroll MOK and enter the password",
-						"sudo dkms autoinstall   # rebuilds and signs the module with that key",
-						"Or: disable Secure Boot in the firmware settings",
-					}})
+					Steps: secureBootSteps(s.Platform.DistroID)})
 		case moduleBuilt:
 			p.Error("kernel_module_not_built", "The NVIDIA kernel module exists for kernel "+kernel+" but is not loaded",
 				"modules.dep lists nvidia.ko, yet it is not loaded: loading it failed or nothing asked for it. The kernel log says why.", ev,

@@ -448,6 +448,8 @@ func TestDriverAndModulePlans(t *testing.T) {
 	if err := os.Chmod(e.m.AptGet, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Debian's driver needs contrib, non-free and non-free-firmware.
+	e.write(filepath.Join(e.root, "etc/apt/sources.list.d/debian.sources"), "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main contrib non-free non-free-firmware\n")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plat(tt.distro, tt.wsl)
@@ -480,6 +482,14 @@ func TestDriverAndModulePlans(t *testing.T) {
 	p = PlanFix(e.m, fx(checks.FixWSLRemoveLinuxDriver, map[string]string{"packages": "nvidia-driver-535"}), nil)
 	if p.Risk != checks.RiskDangerous || !strings.Contains(strings.Join(p.Notes, "\n"), "could not simulate") {
 		t.Errorf("no simulation: %s %q", p.Risk, p.Notes)
+	}
+	// Without non-free-firmware (only "non-free" enabled), the Debian
+	// driver install is refused and says what to enable.
+	e.write(filepath.Join(e.root, "etc/apt/sources.list.d/debian.sources"), "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main non-free\n")
+	plat("debian", 0)
+	e.m.Snap.Platform.DistroVersion = "12"
+	if p := PlanFix(e.m, fx(checks.FixInstallDriver, nil), nil); !strings.Contains(p.Refused, "lack contrib, non-free-firmware") {
+		t.Errorf("debian without contrib/non-free-firmware: %q", p.Refused)
 	}
 	// nvidia_uvm inside a container is the host's to load.
 	e.m.Snap = &host.Snapshot{Platform: host.Platform{DistroID: "ubuntu", Container: "docker"}}

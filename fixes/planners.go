@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -538,14 +539,61 @@ func planInstallDriver(m *Machine, p *Plan) {
 			p.refuse("the running kernel release is unknown")
 			return
 		}
+		if missing := m.debianComponentsMissing(); len(missing) > 0 {
+			p.refuse("Debian's driver packages are in contrib, non-free and non-free-firmware; the apt sources lack %s: enable them first (Components: main contrib non-free non-free-firmware)", strings.Join(missing, ", "))
+			return
+		}
 		p.add(Step{Kind: KindRun, Argv: []string{"apt-get", "update"}, Why: "refresh the package lists"})
-		p.add(Step{Kind: KindRun, Argv: []string{"apt-get", "install", "-y", "linux-headers-" + k, "nvidia-driver", "firmware-misc-nonfree"}, Why: "Debian's driver (needs the non-free components enabled)"})
+		p.add(Step{Kind: KindRun, Argv: []string{"apt-get", "install", "-y", "linux-headers-" + k, "nvidia-driver", "firmware-misc-nonfree"}, Why: "Debian's driver, from contrib, non-free and non-free-firmware"})
 	default:
 		p.Manual = true
 		p.Notes = append(p.Notes, p.fix.Steps...)
 		return
 	}
 	p.note(rebootNote)
+}
+
+// debianComponentsMissing lists the apt components Debian's NVIDIA driver
+// needs that no apt source enables: contrib (nvidia-support,
+// nvidia-kernel-common), non-free (nvidia-driver) and, from Debian 12,
+// non-free-firmware (firmware-misc-nonfree).
+func (m *Machine) debianComponentsMissing() []string {
+	need := []string{"contrib", "non-free", "non-free-firmware"}
+	if m.Snap != nil {
+		major, _, _ := strings.Cut(m.Snap.Platform.DistroVersion, ".")
+		if n, err := strconv.Atoi(major); err == nil && n < 12 {
+			need = need[:2] // before bookworm the firmware was in non-free
+		}
+	}
+	have := map[string]bool{}
+	files := []string{m.sys("/etc/apt/sources.list")}
+	for _, pat := range []string{"/etc/apt/sources.list.d/*.list", "/etc/apt/sources.list.d/*.sources"} {
+		g, _ := filepath.Glob(m.sys(pat))
+		files = append(files, g...)
+	}
+	for _, f := range files {
+		data, _, _ := readMaybe(f)
+		for _, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimSpace(line)
+			if strings.HasPrefix(line, "#") {
+				continue
+			}
+			fields := strings.Fields(line)
+			if len(fields) == 0 || !(fields[0] == "deb" || fields[0] == "Components:") {
+				continue
+			}
+			for _, w := range fields {
+				have[w] = true
+			}
+		}
+	}
+	var missing []string
+	for _, c := range need {
+		if !have[c] {
+			missing = append(missing, c)
+		}
+	}
+	return missing
 }
 
 func planWSLRemoveDriver(m *Machine, p *Plan) {
