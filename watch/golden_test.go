@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	goldenpkg "github.com/tfdoctor/doctor/internal/golden"
+	"github.com/tfdoctor/doctor/internal/metrics"
 
 	"github.com/tfdoctor/doctor/host"
 	"github.com/tfdoctor/doctor/report"
@@ -50,10 +52,7 @@ func TestReportGolden(t *testing.T) {
 		if err := report.Markdown(&md, report.Redact(r, report.Identity{})); err != nil {
 			t.Fatal(err)
 		}
-		if err := report.Prometheus(&prom, r); err != nil {
-			t.Fatal(err)
-		}
-		if err := WritePrometheus(&prom, tt.s); err != nil {
+		if err := metrics.Write(&prom, report.PrometheusCollector(r, time.Time{}), PrometheusCollector(tt.s)); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, tt.name+".txt", text.Bytes())

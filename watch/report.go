@@ -2,11 +2,12 @@ package watch
 
 import (
 	"fmt"
-	"io"
-	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/internal/metrics"
 	"github.com/tfdoctor/doctor/report"
 	"github.com/tfdoctor/doctor/rules"
 )
@@ -58,46 +59,52 @@ func TextOptions(r *rules.Report) report.TextOptions {
 	return o
 }
 
-// WritePrometheus writes the sampled figures in the Prometheus text format,
-// to follow report.Prometheus (node_exporter's textfile collector).
-func WritePrometheus(w io.Writer, s *Series) error {
+// The metric families of a watch, beside the report's.
+var (
+	descWatchUtil = prometheus.NewDesc("doctor_watch_gpu_utilization_percent",
+		"GPU utilisation over the watch (stat: mean, p50, p95).", []string{"gpu", "stat"}, nil)
+	descWatchMem = prometheus.NewDesc("doctor_watch_gpu_memory_used_bytes",
+		"Peak GPU memory used over the watch.", []string{"gpu"}, nil)
+	descWatchJobCPU = prometheus.NewDesc("doctor_watch_job_cpu_percent",
+		"The watched job's CPU use, percent of one core (mean).", nil, nil)
+	descWatchBusiest = prometheus.NewDesc("doctor_watch_job_busiest_thread_percent",
+		"The job's busiest thread, percent of one core (mean).", nil, nil)
+	descWatchIOWait = prometheus.NewDesc("doctor_watch_system_iowait_percent",
+		"The machine's iowait, percent of all CPUs (mean).", nil, nil)
+	descWatchSamples = prometheus.NewDesc("doctor_watch_samples",
+		"Samples taken.", nil, nil)
+	descWatchSelf = prometheus.NewDesc("doctor_watch_self_cpu_percent",
+		"doctor's own CPU use while sampling, percent of one core.", nil, nil)
+)
+
+// PrometheusCollector returns the sampled figures as Prometheus metrics,
+// to be written beside report.PrometheusCollector's (node_exporter's
+// textfile collector).
+func PrometheusCollector(s *Series) prometheus.Collector {
 	sum := Summarize(s)
-	var b strings.Builder
-	gauge := func(name, help string) {
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
-	}
-	gauge("doctor_watch_gpu_utilization_percent", "GPU utilisation over the watch (stat: mean, p50, p95).")
+	var m metrics.Set
 	for _, g := range sum.GPUs {
 		if g.Util.N == 0 {
 			continue
 		}
-		for _, st := range []struct {
-			k string
-			v float64
-		}{{"mean", g.Util.Mean}, {"p50", g.Util.P50}, {"p95", g.Util.P95}} {
-			fmt.Fprintf(&b, "doctor_watch_gpu_utilization_percent{gpu=\"%d\",stat=%q} %g\n", g.Index, st.k, st.v)
-		}
+		idx := fmt.Sprint(g.Index)
+		m.Gauge(descWatchUtil, g.Util.Mean, idx, "mean")
+		m.Gauge(descWatchUtil, g.Util.P50, idx, "p50")
+		m.Gauge(descWatchUtil, g.Util.P95, idx, "p95")
 	}
-	gauge("doctor_watch_gpu_memory_used_bytes", "Peak GPU memory used over the watch.")
 	for _, g := range sum.GPUs {
 		if g.MemUsedMiB.N > 0 {
-			fmt.Fprintf(&b, "doctor_watch_gpu_memory_used_bytes{gpu=\"%d\"} %d\n", g.Index, uint64(g.MemUsedMiB.Max)<<20)
+			m.Gauge(descWatchMem, float64(uint64(g.MemUsedMiB.Max)<<20), fmt.Sprint(g.Index))
 		}
 	}
 	if j := sum.Job; j != nil && j.CPUPercent.N > 0 {
-		gauge("doctor_watch_job_cpu_percent", "The watched job's CPU use, percent of one core (mean).")
-		fmt.Fprintf(&b, "doctor_watch_job_cpu_percent %g\n", j.CPUPercent.Mean)
-		gauge("doctor_watch_job_busiest_thread_percent", "The job's busiest thread, percent of one core (mean).")
-		fmt.Fprintf(&b, "doctor_watch_job_busiest_thread_percent %g\n", j.BusiestThreadPercent.Mean)
+		m.Gauge(descWatchJobCPU, j.CPUPercent.Mean)
+		m.Gauge(descWatchBusiest, j.BusiestThreadPercent.Mean)
 	}
-	gauge("doctor_watch_system_iowait_percent", "The machine's iowait, percent of all CPUs (mean).")
-	fmt.Fprintf(&b, "doctor_watch_system_iowait_percent %g\n", sum.System.IOWaitPercent.Mean)
-	gauge("doctor_watch_samples", "Samples taken.")
-	fmt.Fprintf(&b, "doctor_watch_samples %d\n", sum.Samples)
+	m.Gauge(descWatchIOWait, sum.System.IOWaitPercent.Mean)
+	m.Gauge(descWatchSamples, float64(sum.Samples))
 	if sum.SelfCPUPercent != nil {
-		gauge("doctor_watch_self_cpu_percent", "doctor's own CPU use while sampling, percent of one core.")
-		fmt.Fprintf(&b, "doctor_watch_self_cpu_percent %g\n", *sum.SelfCPUPercent)
+		m.Gauge(descWatchSelf, *sum.SelfCPUPercent)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return &m
 }

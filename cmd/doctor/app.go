@@ -132,6 +132,7 @@ func commonFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "skip", Usage: "leave out this check `ID` (or link); repeatable"},
 		&cli.BoolFlag{Name: "no-redact", Usage: "keep user, host names, home paths and GPU UUIDs in Markdown output"},
 		&cli.BoolFlag{Name: "redact", Usage: "redact personal data in text and JSON output too"},
+		outputFlag(),
 	}
 }
 
@@ -228,6 +229,7 @@ type diagnoseOptions struct {
 	// Command is the command line the text report's footer names for -v
 	// and Markdown (not a flag; "" is doctor itself, with --from/--root).
 	Command string
+	Output  string // -o FILE; "" or "-" is standard output
 }
 
 var formats = []string{"text", "json", "markdown", "prometheus"}
@@ -246,6 +248,7 @@ func diagnoseOptionsFrom(c *cli.Context) (diagnoseOptions, error) {
 		From:     c.String("from"),
 		NoRedact: c.Bool("no-redact"),
 		Redact:   c.Bool("redact"),
+		Output:   c.String("output"),
 	}
 	if o.Format == "md" {
 		o.Format = "markdown"
@@ -269,6 +272,9 @@ func diagnoseOptionsFrom(c *cli.Context) (diagnoseOptions, error) {
 	}
 	if o.From != "" && o.Root != "" {
 		return o, usageErr("--from and --root exclude each other")
+	}
+	if err := checkOutputFile(o.Output); err != nil {
+		return o, err
 	}
 	return o, nil
 }

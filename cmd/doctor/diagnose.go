@@ -119,16 +119,23 @@ func render(ios *iostreams.IOStreams, r *rules.Report, s *host.Snapshot, o diagn
 		}
 		r = report.Redact(r, id)
 	}
-	switch o.Format {
-	case "json":
-		return report.JSON(ios.Out, r)
-	case "markdown":
-		return report.Markdown(ios.Out, r)
-	case "prometheus":
-		return report.Prometheus(ios.Out, r)
-	}
-	return report.Text(ios.Out, r, report.TextOptions{Color: ios.ColorEnabled() && !o.NoColor, Verbose: o.Verbose,
-		Width: ios.TerminalWidth(), Command: footerCommand(o)})
+	toFile := o.Output != "" && o.Output != "-"
+	return writeOutput(ios, o.Output, func(w io.Writer) error {
+		switch o.Format {
+		case "json":
+			return report.JSON(w, r)
+		case "markdown":
+			return report.Markdown(w, r)
+		case "prometheus":
+			return report.Prometheus(w, r)
+		}
+		to := report.TextOptions{Color: ios.ColorEnabled() && !o.NoColor, Verbose: o.Verbose,
+			Width: ios.TerminalWidth(), Command: footerCommand(o)}
+		if toFile { // a file gets no colour and nothing cut to a terminal's width
+			to.Color, to.Width = false, 0
+		}
+		return report.Text(w, r, to)
+	})
 }
 
 // footerCommand is the command the text report's footer names: the one

@@ -31,6 +31,7 @@ type explainOptions struct {
 	NoColor  bool
 	NoRedact bool
 	Redact   bool
+	Output   string // -o FILE
 }
 
 const explainHelp = `Reads what was pasted from a machine with the problem (TensorFlow's stderr, a
@@ -67,6 +68,7 @@ func explainCommand(ios *iostreams.IOStreams) *cli.Command {
 			&cli.BoolFlag{Name: "no-color", Usage: "no colour (also NO_COLOR=1)"},
 			&cli.BoolFlag{Name: "no-redact", Usage: "keep user, host names, home paths and GPU UUIDs in Markdown output"},
 			&cli.BoolFlag{Name: "redact", Usage: "redact personal data in text and JSON output too"},
+			outputFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			o, err := explainOptionsFrom(c)
@@ -107,6 +109,10 @@ func explainOptionsFrom(c *cli.Context) (explainOptions, error) {
 		NoColor:  flag("no-color"),
 		NoRedact: flag("no-redact"),
 		Redact:   flag("redact"),
+		Output:   str("output"),
+	}
+	if err := checkOutputFile(o.Output); err != nil {
+		return o, err
 	}
 	if o.Format == "md" {
 		o.Format = "markdown"
@@ -157,7 +163,7 @@ func runExplain(ctx context.Context, o explainOptions, ios *iostreams.IOStreams)
 		fmt.Fprintf(ios.ErrOut, "doctor: read %s (%d lines) from %s\n", sizeOf(r.Input.Bytes), r.Input.Lines, name)
 	}
 	dopts := diagnoseOptions{Format: o.Format, Verbose: o.Verbose, NoColor: o.NoColor, NoRedact: o.NoRedact, Redact: o.Redact,
-		Command: "doctor explain"}
+		Command: "doctor explain", Output: o.Output}
 	if o.Path != "" && o.Path != "-" {
 		dopts.Command += " " + shellQuote(o.Path)
 		if o.Redact {

@@ -21,9 +21,7 @@ func snapshotCommand(f *Factory) *cli.Command {
 problem and evaluate it anywhere with 'doctor --from FILE'. It keeps the user
 and host names (redact before sharing publicly); secrets in environment
 variables are never collected.`,
-		Flags: append(commonFlags(),
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of standard output"},
-		),
+		Flags: commonFlags(), // -o FILE among them
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("snapshot takes no arguments (use -o FILE)")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/tfdoctor/doctor/host"
 	"github.com/tfdoctor/doctor/internal/atomicfile"
 	"github.com/tfdoctor/doctor/internal/iostreams"
+	"github.com/tfdoctor/doctor/internal/metrics"
 	"github.com/tfdoctor/doctor/report"
 	"github.com/tfdoctor/doctor/rules"
 	"github.com/tfdoctor/doctor/watch"
@@ -32,6 +34,7 @@ type watchOptions struct {
 	NoRedact bool
 	Quiet    bool
 	Samples  string
+	Output   string // -o FILE
 }
 
 func watchCommand(f *Factory) *cli.Command {
@@ -66,6 +69,7 @@ PID.`,
 			&cli.StringFlag{Name: "samples", Usage: "also write every sample (JSON) to `FILE`"},
 			&cli.BoolFlag{Name: "no-redact", Usage: "keep user, host names, home paths and GPU UUIDs in Markdown output"},
 			&cli.BoolFlag{Name: "redact", Usage: "redact personal data in text and JSON output too"},
+			outputFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			o, err := watchOptionsFrom(c)
@@ -103,6 +107,10 @@ func watchOptionsFrom(c *cli.Context) (watchOptions, error) {
 		NoRedact: fromLineage(c, "no-redact").Bool("no-redact"),
 		Quiet:    c.Bool("quiet"),
 		Samples:  c.String("samples"),
+		Output:   fromLineage(c, "output").String("output"),
+	}
+	if err := checkOutputFile(o.Output); err != nil {
+		return o, err
 	}
 	if o.Format == "md" {
 		o.Format = "markdown"
@@ -186,24 +194,26 @@ func renderWatch(ios *iostreams.IOStreams, r *rules.Report, s *watch.Series, o w
 	if (o.Format == "markdown" && !o.NoRedact) || o.Redact {
 		r = report.Redact(r, selfIdentity())
 	}
-	switch o.Format {
-	case "json":
-		return report.JSON(ios.Out, r)
-	case "markdown":
-		return report.Markdown(ios.Out, r)
-	case "prometheus":
-		if err := report.Prometheus(ios.Out, r); err != nil {
-			return err
+	return writeOutput(ios, o.Output, func(w io.Writer) error {
+		switch o.Format {
+		case "json":
+			return report.JSON(w, r)
+		case "markdown":
+			return report.Markdown(w, r)
+		case "prometheus":
+			return metrics.Write(w, report.PrometheusCollector(r, time.Now()), watch.PrometheusCollector(s))
 		}
-		return watch.WritePrometheus(ios.Out, s)
-	}
-	to := watch.TextOptions(r)
-	to.Color, to.Verbose, to.Width = ios.ColorEnabled() && !o.NoColor, o.Verbose, ios.TerminalWidth()
-	to.Command = "doctor watch"
-	if o.PID > 0 {
-		to.Command += fmt.Sprintf(" --pid %d", o.PID)
-	}
-	return report.Text(ios.Out, r, to)
+		to := watch.TextOptions(r)
+		to.Color, to.Verbose, to.Width = ios.ColorEnabled() && !o.NoColor, o.Verbose, ios.TerminalWidth()
+		if o.Output != "" && o.Output != "-" { // a file gets no colour and nothing cut
+			to.Color, to.Width = false, 0
+		}
+		to.Command = "doctor watch"
+		if o.PID > 0 {
+			to.Command += fmt.Sprintf(" --pid %d", o.PID)
+		}
+		return report.Text(w, r, to)
+	})
 }
 
 // selfIdentity is what redaction hides on this machine.
