@@ -88,17 +88,17 @@ func TestOutputEveryCommand(t *testing.T) {
 	}
 
 	pid := sleeper(t)
-	withGPUs(t, oneGPU{busyPID: pid})
+	gpus := withGPUs(oneGPU{busyPID: pid})
 	path := filepath.Join(dir, "watch.prom")
-	code, out, errOut := runCLI("watch", "--pid", strconv.Itoa(pid), "--duration", "400ms", "--interval", "200ms", "-q", "--format", "prometheus", "-o", path)
+	code, out, errOut := runCLIWith(gpus, "watch", "--pid", strconv.Itoa(pid), "--duration", "400ms", "--interval", "200ms", "-q", "--format", "prometheus", "-o", path)
 	b, _ := os.ReadFile(path)
 	if code != exitOK || out != "" || !strings.Contains(string(b), `doctor_watch_gpu_utilization_percent{gpu="0",stat="mean"} 95`) {
 		t.Errorf("watch -o: exit %d, stdout %q, stderr %s, file:\n%s", code, out, errOut, b)
 	}
 
-	vdir := useTestChild(t)
+	vdir, vf := useTestChild(t)
 	path = filepath.Join(dir, "verify.json")
-	code, out, errOut = runDoctor(t, "", "verify", "--libcuda", filepath.Join(vdir, "libcuda.so.1"), "--libcublas", filepath.Join(vdir, "libcublas.so.12"),
+	code, out, errOut = runDoctorWith(t, vf, "", "verify", "--libcuda", filepath.Join(vdir, "libcuda.so.1"), "--libcublas", filepath.Join(vdir, "libcublas.so.12"),
 		"--size", "32", "--runs", "2", "--framework", "none", "--format", "json", "-o", path)
 	b, _ = os.ReadFile(path)
 	if code != exitOK || out != "" || !strings.Contains(string(b), `"doctor.report/v1"`) {

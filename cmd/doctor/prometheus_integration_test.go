@@ -69,8 +69,8 @@ func TestPromtoolEveryOutput(t *testing.T) {
 	promtoolCheck(t, promtool, "explain", []byte(out))
 
 	pid := sleeper(t)
-	withGPUs(t, oneGPU{busyPID: pid})
-	_, out, _ = runCLI("watch", "--pid", strconv.Itoa(pid), "--duration", "400ms", "--interval", "200ms", "-q", "--format", "prometheus")
+	gpus := withGPUs(oneGPU{busyPID: pid})
+	_, out, _ = runCLIWith(gpus, "watch", "--pid", strconv.Itoa(pid), "--duration", "400ms", "--interval", "200ms", "-q", "--format", "prometheus")
 	promtoolCheck(t, promtool, "watch", []byte(out))
 }
 
