@@ -254,3 +254,46 @@ func TestFlagPositionsSameOutput(t *testing.T) {
 		})
 	}
 }
+
+// FuzzNormalizeArgs: the rewrite never panics, never loses or invents an
+// argument, and is idempotent (the canonical form is its own canonical
+// form).
+func FuzzNormalizeArgs(f *testing.F) {
+	for _, s := range []string{
+		"--format json verify", "explain tf.log --format json", "fix a --grace 5s -- --yes b",
+		"--python /x snapshot -o out", "watch --pid -5 -q", "explain - -v", "--from - -f md",
+		"-h fix x", "verify --version", "--quick explain x", "frobnicate --format json explain",
+	} {
+		f.Add(s)
+	}
+	app := newApp(NewFactory(&iostreams.IOStreams{}))
+	f.Fuzz(func(t *testing.T, s string) {
+		in := append([]string{"doctor"}, strings.Fields(s)...)
+		out, err := normalizeArgs(app, in)
+		if err != nil {
+			return
+		}
+		help, version := false, false
+		for _, a := range out[1:] {
+			help = help || a == "--help"
+			version = version || a == "--version"
+		}
+		if help || version {
+			return
+		}
+		count := func(xs []string) map[string]int {
+			m := map[string]int{}
+			for _, x := range xs {
+				m[x]++
+			}
+			return m
+		}
+		if !reflect.DeepEqual(count(in), count(out)) {
+			t.Fatalf("%q became %q", in, out)
+		}
+		again, err := normalizeArgs(app, out)
+		if err != nil || !reflect.DeepEqual(again, out) {
+			t.Fatalf("%q → %q → %q (%v)", in, out, again, err)
+		}
+	})
+}
