@@ -46,7 +46,8 @@ func fakes(t *testing.T) string {
 // baseEnv is this process's environment without the variables the tests
 // set themselves.
 func baseEnv() []string {
-	var out []string
+	// The fake frameworks are imported from testdata: no bytecode there.
+	out := []string{"PYTHONDONTWRITEBYTECODE=1"}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if k == "CUDA_VISIBLE_DEVICES" || strings.HasPrefix(k, "FAKECUDA_") || strings.HasPrefix(k, "FAKECUBLAS_") || k == "DOCTOR_VERIFY_CHILD" {
