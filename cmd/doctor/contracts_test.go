@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/urfave/cli/v2"
+
+	"github.com/tfdoctor/doctor/internal/iostreams"
 	"github.com/tfdoctor/doctor/knowledge"
 )
 
@@ -219,6 +222,30 @@ func TestContractSnapshotFields(t *testing.T) {
 	for k := range seen {
 		if !strings.Contains(sec, "`"+k+"`") {
 			t.Errorf("docs/CONTRACTS.md does not document the snapshot field %s", k)
+		}
+	}
+}
+
+// TestReadmeNamesEveryFlag: every flag of every command is in the README
+// (hidden commands aside).
+func TestReadmeNamesEveryFlag(t *testing.T) {
+	readme := readRepoFile(t, "README.md")
+	app := newApp(NewFactory(&iostreams.IOStreams{}))
+	check := func(where string, flags []cli.Flag) {
+		for _, fl := range flags {
+			name := fl.Names()[0]
+			if name == "help" {
+				continue
+			}
+			if !strings.Contains(readme, "--"+name) {
+				t.Errorf("README does not name %s's flag --%s", where, name)
+			}
+		}
+	}
+	check("doctor", app.Flags)
+	for _, c := range app.Commands {
+		if !c.Hidden {
+			check("doctor "+c.Name, c.Flags)
 		}
 	}
 }
