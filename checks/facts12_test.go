@@ -185,3 +185,27 @@ func TestDistroFacts(t *testing.T) {
 		t.Errorf("debian nouveau blacklist: %+v", r)
 	}
 }
+
+// Item 13: Xid findings carry the catalog's severity and action; Xid 154
+// the driver's recovery action.
+func TestXidFindings(t *testing.T) {
+	s := loadScenario(t, "xid-79")
+	s.KernelLog.Xids = []host.XidEvent{
+		{Code: 154, PCI: "0000:17:00", Text: "NVRM: Xid (PCI:0000:17:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)"},
+		{Code: 121, PCI: "0000:17:00", Text: "NVRM: Xid (PCI:0000:17:00): 121, C2C Error"},
+		{Code: 109, PCI: "0000:17:00", Text: "NVRM: Xid (PCI:0000:17:00): 109, Context Switch Timeout"},
+	}
+	got := map[string]checks.Finding{}
+	for _, f := range runOne(t, checks.XidErrors, s) {
+		got[f.ID] = f
+	}
+	if f := got["hardware.xid/154"]; f.Severity != checks.SevError || !strings.Contains(f.Title, "Node Reboot Required") || f.Evidence["action"] != "reboot" {
+		t.Errorf("154: %s %q %v", f.Severity, f.Title, f.Evidence)
+	}
+	if f := got["hardware.xid/121"]; f.Severity != checks.SevInfo || strings.Contains(f.Title, "unknown") {
+		t.Errorf("121: %s %q", f.Severity, f.Title)
+	}
+	if f := got["hardware.xid/109"]; f.Severity != checks.SevError || len(f.Fixes) == 0 || !strings.Contains(f.Fixes[0].Steps[0], "reset") {
+		t.Errorf("109: %s %+v", f.Severity, f.Fixes)
+	}
+}

@@ -70,18 +70,31 @@ Xids are logged on the Windows side.`,
 		})
 		for _, c := range codes {
 			a := byCode[c]
-			ev := Ev{"xid": c, "count": a.count, "pci": a.last.PCI, "kind": a.x.Kind, "last_line": a.last.Text}
-			title := fmt.Sprintf("Xid %d (%s) on %s, %s", c, a.x.Name, a.last.PCI, plural(a.count, "time", "times"))
-			fix := Fix{ID: FixXidAction, Title: "Act on Xid " + fmt.Sprint(c), Risk: RiskSafe, Manual: true, Steps: []string{a.x.Action},
+			x := a.x
+			ev := Ev{"xid": c, "count": a.count, "pci": a.last.PCI, "kind": x.Kind, "last_line": a.last.Text,
+				"mnemonic": x.Mnemonic, "catalog_immediate_action": x.Immediate, "catalog_investigatory_action": x.Investigatory, "action": x.Action}
+			title := fmt.Sprintf("Xid %d (%s) on %s, %s", c, x.Name, a.last.PCI, plural(a.count, "time", "times"))
+			sev, text := x.Severity, x.Text
+			if c == 154 {
+				// The driver's own recommendation for the Xids logged with it.
+				if act, op, s154, ok := knowledge.Xid154Action(a.last.Text); ok {
+					sev, text = s154, fmt.Sprintf("The driver recommends: %s. %s", act, x.Text)
+					ev["recovery_action"], ev["action"] = act, op
+					title = fmt.Sprintf("Xid 154 on %s: the driver asks for %s", a.last.PCI, act)
+				}
+			}
+			fix := Fix{ID: FixXidAction, Title: "Act on Xid " + fmt.Sprint(c), Risk: RiskSafe, Manual: true, Steps: []string{text},
 				Params: map[string]string{"xid": fmt.Sprint(c)}}
 			var f *Finding
 			switch {
-			case a.x.Serious():
-				f = p.Error("gpu_hardware_xid_error", title, a.x.Action, ev, fix)
-			case a.x.Kind == "unknown":
-				f = p.Warn("gpu_hardware_xid_error", title, a.x.Action, ev, fix)
+			case sev == "error":
+				f = p.Error("gpu_hardware_xid_error", title, text, ev, fix)
+			case x.Kind == "application":
+				f = p.Warn("gpu_hardware_xid_error", title, "Usually the application's fault rather than the GPU's: "+text, ev, fix)
+			case sev == "info":
+				f = p.Info("gpu_hardware_xid_error", title, text, ev)
 			default:
-				f = p.Warn("gpu_hardware_xid_error", title, "Usually the application's fault rather than the GPU's: "+a.x.Action, ev, fix)
+				f = p.Warn("gpu_hardware_xid_error", title, text, ev, fix)
 			}
 			f.ID = fmt.Sprintf("%s/%d", p.check.ID, c)
 		}

@@ -833,8 +833,24 @@ func reasonXid(st *explainState) {
 		}
 		x := knowledge.LookupXid(code)
 		d.title = fmt.Sprintf("Xid %d: %s", code, x.Name)
-		d.detail = x.Action
+		d.detail = x.Text
 		d.ev("xid_kind", x.Kind)
+		d.ev("xid_action", x.Action)
+		if code == 154 {
+			if act, op, sev, ok := knowledge.Xid154Action(d.values["message"]); ok {
+				d.title = "Xid 154: the driver asks for " + act
+				d.detail = fmt.Sprintf("The driver recommends: %s. %s", act, x.Text)
+				d.ev("recovery_action", act)
+				d.ev("xid_action", op)
+				if sev == "error" {
+					d.severity = checks.SevError
+				} else {
+					d.severity = checks.SevWarning
+				}
+				d.reasons = append(d.reasons, "explain.xid")
+				continue
+			}
+		}
 		d.reasons = append(d.reasons, "explain.xid")
 		if sev, ok := eccXids[code]; ok {
 			d.cause, d.severity = "gpu_ecc_errors", sev
