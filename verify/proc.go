@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,9 +18,7 @@ import (
 // import while the GPU is timed by another rung, without two rungs ever
 // timing work at once.
 type proc struct {
-	p      *run.Proc
-	stdout *capped
-	stderr *capped
+	p *run.Proc
 	// lineSeen is closed when the child has written its first complete
 	// line to stdout: a rung child's result.
 	lineSeen chan struct{}
@@ -34,10 +31,9 @@ func startProc(argv []string, env []string, dir string, first []byte) (*proc, er
 	if len(argv) == 0 {
 		return nil, errors.New("no command")
 	}
-	p := &proc{stdout: &capped{max: 1 << 20}, stderr: &capped{max: 1 << 20}, lineSeen: make(chan struct{})}
-	p.stdout.onLine = func() { close(p.lineSeen) }
+	p := &proc{lineSeen: make(chan struct{})}
 	rp, err := run.Start(run.Cmd{Path: argv[0], Args: argv[1:], Env: env, Dir: dir,
-		Stdout: p.stdout, Stderr: p.stderr, OpenStdin: true, Stdin: first})
+		OpenStdin: true, Stdin: first, OnFirstLine: func() { close(p.lineSeen) }})
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +73,7 @@ type outcome struct {
 // gets SIGKILL.
 func (p *proc) wait(ctx context.Context, deadline time.Time) outcome {
 	r := p.p.Wait(ctx, deadline)
-	return outcome{stdout: p.stdout.Bytes(), stderr: p.stderr.Bytes(), exitCode: r.ExitCode, signal: r.Signal,
+	return outcome{stdout: r.Stdout, stderr: r.Stderr, exitCode: r.ExitCode, signal: r.Signal,
 		timedOut: r.TimedOut, stuck: r.Stuck, duration: r.Duration, err: r.Err}
 }
 
@@ -99,37 +95,4 @@ func (o outcome) describe() string {
 		return fmt.Sprintf("exited with status %d", o.exitCode)
 	}
 	return "ended without a result"
-}
-
-// capped keeps the first max bytes written and drops the rest; it is safe
-// to read while the child still writes.
-type capped struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	max int
-	// onLine, when set, is called once, after the first newline.
-	onLine func()
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.onLine != nil && bytes.IndexByte(p, '\n') >= 0 {
-		defer c.onLine()
-		c.onLine = nil
-	}
-	if room := c.max - c.buf.Len(); room > 0 {
-		if len(p) > room {
-			c.buf.Write(p[:room])
-		} else {
-			c.buf.Write(p)
-		}
-	}
-	return len(p), nil
-}
-
-func (c *capped) Bytes() []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]byte(nil), c.buf.Bytes()...)
 }

@@ -34,6 +34,9 @@ type Cmd struct {
 	// written (Start only): Proc.WriteStdin sends more, and the input is
 	// closed when the child is waited for.
 	OpenStdin bool
+	// OnFirstLine, when set, is called once, when the kept standard
+	// output first holds a complete line (Start only; Stdout nil).
+	OnFirstLine func()
 }
 
 // Result is how a child ended.
@@ -84,7 +87,7 @@ func Start(c Cmd) (*Proc, error) {
 	if c.Stdout != nil {
 		cmd.Stdout = c.Stdout
 	} else {
-		p.stdout = &capped{max: max}
+		p.stdout = &capped{max: max, onLine: c.OnFirstLine}
 		cmd.Stdout = p.stdout
 	}
 	if c.Stderr != nil {
@@ -246,11 +249,17 @@ type capped struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 	max int
+	// onLine, when set, is called once, after the first newline.
+	onLine func()
 }
 
 func (c *capped) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.onLine != nil && bytes.IndexByte(p, '\n') >= 0 {
+		defer c.onLine()
+		c.onLine = nil
+	}
 	if room := c.max - c.buf.Len(); room > 0 {
 		if len(p) > room {
 			c.buf.Write(p[:room])
