@@ -235,103 +235,105 @@ each winner's ELF header, version and dependencies, and lists the copies it
 shadows. A missing library means TensorFlow logs "Cannot dlopen some GPU
 libraries" and registers no GPU. Sonames inferred from unverified table rows
 only give warnings unless no copy of any version exists.`,
-	Run: func(p *Pass) {
-		l, py, ok := libsCollected(p)
-		if !ok {
-			return
+	Run: runCUDALibraries,
+}
+
+func runCUDALibraries(p *Pass) {
+	l, py, ok := libsCollected(p)
+	if !ok {
+		return
+	}
+	s := p.Snap
+	// Every CUDA library found, TensorFlow's or not, with the file that
+	// wins and what it shadows.
+	var present []string
+	all := append(append([]host.Library{}, l.Needed...), l.Present...)
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Soname < all[j].Soname })
+	for _, x := range all {
+		switch {
+		case x.Found:
+			present = append(present, describeLib(x))
+		case len(x.OffPath) > 0:
+			present = append(present, fmt.Sprintf("%s: on disk (%s) but not on the loader's path", x.Soname, x.OffPath[0].Path))
 		}
-		s := p.Snap
-		// Every CUDA library found, TensorFlow's or not, with the file that
-		// wins and what it shadows.
-		var present []string
-		all := append(append([]host.Library{}, l.Needed...), l.Present...)
-		sort.SliceStable(all, func(i, j int) bool { return all[i].Soname < all[j].Soname })
-		for _, x := range all {
-			switch {
-			case x.Found:
-				present = append(present, describeLib(x))
-			case len(x.OffPath) > 0:
-				present = append(present, fmt.Sprintf("%s: on disk (%s) but not on the loader's path", x.Soname, x.OffPath[0].Path))
+	}
+	var needed []string
+	for _, x := range l.Needed {
+		needed = append(needed, describeLib(x))
+	}
+	if !tfInstalled(py) {
+		ev := Ev{"tensorflow": l.TFVersion, "tf_version_from": l.TFVersionFrom, "cuda": l.CUDA, "needed": needed, "present": present}
+		p.Info("healthy", fmt.Sprintf("TensorFlow not installed: TensorFlow %s (CUDA %s) would load %s", l.TFVersion, l.CUDA, strings.Join(summarize(l.Needed, tfCUDA(l).Major()), ", ")),
+			"pip install 'tensorflow[and-cuda]' brings these libraries as nvidia-* wheels.", ev).ID = p.check.ID + "/needed"
+		if len(present) > 0 {
+			how := "Each resolved as TensorFlow's dlopen would: LD_LIBRARY_PATH, the RUNPATH its wheel carries ($ORIGIN/../nvidia/*/lib; assumed, TensorFlow is not installed), /etc/ld.so.cache, the default folders."
+			p.Info("healthy", fmt.Sprintf("%s present in this environment", plural(len(present), "CUDA library", "CUDA libraries")),
+				how+"\n"+strings.Join(present, "\n"), Ev{"present": present, "search_path": searchPathLines(l)}).ID = p.check.ID + "/present"
+		}
+		return
+	}
+	if !tfUsesGPU(py) {
+		p.Skip("the installed TensorFlow is not a CUDA build (see python.tensorflow)")
+		return
+	}
+	missing := 0
+	var unresolved []string
+	for _, lib := range l.Needed {
+		cause := libCause(lib.Name)
+		if cause == "" || (!lib.Required && lib.LoadedBy == "") {
+			continue
+		}
+		if lib.Unresolved {
+			unresolved = append(unresolved, lib.Soname)
+			continue
+		}
+		id := p.check.ID + "/" + lib.Name
+		ev := Ev{"soname": lib.Soname, "mark": lib.Mark, "tensorflow": l.TFVersion, "search_path": searchPathLines(l)}
+		if !lib.Found {
+			missing++
+			others := anyMajorFound(l, lib.Name)
+			var offPath []string
+			for _, c := range lib.OffPath {
+				offPath = append(offPath, c.Path)
 			}
-		}
-		var needed []string
-		for _, x := range l.Needed {
-			needed = append(needed, describeLib(x))
-		}
-		if !tfInstalled(py) {
-			ev := Ev{"tensorflow": l.TFVersion, "tf_version_from": l.TFVersionFrom, "cuda": l.CUDA, "needed": needed, "present": present}
-			p.Info("healthy", fmt.Sprintf("TensorFlow not installed: TensorFlow %s (CUDA %s) would load %s", l.TFVersion, l.CUDA, strings.Join(summarize(l.Needed, tfCUDA(l).Major()), ", ")),
-				"pip install 'tensorflow[and-cuda]' brings these libraries as nvidia-* wheels.", ev).ID = p.check.ID + "/needed"
-			if len(present) > 0 {
-				how := "Each resolved as TensorFlow's dlopen would: LD_LIBRARY_PATH, the RUNPATH its wheel carries ($ORIGIN/../nvidia/*/lib; assumed, TensorFlow is not installed), /etc/ld.so.cache, the default folders."
-				p.Info("healthy", fmt.Sprintf("%s present in this environment", plural(len(present), "CUDA library", "CUDA libraries")),
-					how+"\n"+strings.Join(present, "\n"), Ev{"present": present, "search_path": searchPathLines(l)}).ID = p.check.ID + "/present"
+			ev["other_versions_found"], ev["off_path"] = others, offPath
+			detail := fmt.Sprintf("TensorFlow %s dlopens %s; no folder on the loader's search path has it.", l.TFVersion, lib.Soname)
+			if lib.LoadedBy != "" {
+				detail = fmt.Sprintf("%s loads %s; no folder on its search path has it.", lib.LoadedBy, lib.Soname)
 			}
-			return
-		}
-		if !tfUsesGPU(py) {
-			p.Skip("the installed TensorFlow is not a CUDA build (see python.tensorflow)")
-			return
-		}
-		missing := 0
-		var unresolved []string
-		for _, lib := range l.Needed {
-			cause := libCause(lib.Name)
-			if cause == "" || (!lib.Required && lib.LoadedBy == "") {
-				continue
+			if len(offPath) > 0 {
+				detail += " A copy exists off the path: " + strings.Join(offPath, ", ") + "."
 			}
-			if lib.Unresolved {
-				unresolved = append(unresolved, lib.Soname)
-				continue
+			if len(others) > 0 {
+				detail += " Other versions are present: " + strings.Join(others, ", ") + "."
 			}
-			id := p.check.ID + "/" + lib.Name
-			ev := Ev{"soname": lib.Soname, "mark": lib.Mark, "tensorflow": l.TFVersion, "search_path": searchPathLines(l)}
-			if !lib.Found {
-				missing++
-				others := anyMajorFound(l, lib.Name)
-				var offPath []string
-				for _, c := range lib.OffPath {
-					offPath = append(offPath, c.Path)
-				}
-				ev["other_versions_found"], ev["off_path"] = others, offPath
-				detail := fmt.Sprintf("TensorFlow %s dlopens %s; no folder on the loader's search path has it.", l.TFVersion, lib.Soname)
-				if lib.LoadedBy != "" {
-					detail = fmt.Sprintf("%s loads %s; no folder on its search path has it.", lib.LoadedBy, lib.Soname)
-				}
-				if len(offPath) > 0 {
-					detail += " A copy exists off the path: " + strings.Join(offPath, ", ") + "."
-				}
-				if len(others) > 0 {
-					detail += " Other versions are present: " + strings.Join(others, ", ") + "."
-				}
-				sev := SevWarning
-				if knowledge.Mark(lib.Mark).Verified() || len(others) == 0 && lib.LoadedBy == "" {
-					sev = SevError
-				}
-				if sev == SevWarning {
-					detail += " (The soname comes from an unverified table row.)"
-				}
-				f := p.add(sev, cause, lib.Soname+" not found", detail, ev, repairLibsFix(s, l, py, lib))
-				f.ID = id
-				continue
+			sev := SevWarning
+			if knowledge.Mark(lib.Mark).Verified() || len(others) == 0 && lib.LoadedBy == "" {
+				sev = SevError
 			}
-			if len(lib.MissingDeps) > 0 {
-				missing++
-				ev["path"], ev["missing_deps"] = lib.Path, lib.MissingDeps
-				p.Error(cause, fmt.Sprintf("%s cannot load: its dependency %s is missing", lib.Soname, strings.Join(lib.MissingDeps, ", ")),
-					fmt.Sprintf("%s (found at %s) needs %s, which resolves nowhere from its search path; the loader refuses the whole library.", lib.Soname, lib.Path, strings.Join(lib.MissingDeps, ", ")),
-					ev, repairLibsFix(s, l, py, lib)...).ID = id
+			if sev == SevWarning {
+				detail += " (The soname comes from an unverified table row.)"
 			}
+			f := p.add(sev, cause, lib.Soname+" not found", detail, ev, repairLibsFix(s, l, py, lib))
+			f.ID = id
+			continue
 		}
-		if len(unresolved) > 0 {
-			p.Skip(fmt.Sprintf("the snapshot holds no resolution of %s (recorded with other compatibility tables); gather again to check them",
-				strings.Join(unresolved, ", "))).ID = p.check.ID + "/unresolved"
+		if len(lib.MissingDeps) > 0 {
+			missing++
+			ev["path"], ev["missing_deps"] = lib.Path, lib.MissingDeps
+			p.Error(cause, fmt.Sprintf("%s cannot load: its dependency %s is missing", lib.Soname, strings.Join(lib.MissingDeps, ", ")),
+				fmt.Sprintf("%s (found at %s) needs %s, which resolves nowhere from its search path; the loader refuses the whole library.", lib.Soname, lib.Path, strings.Join(lib.MissingDeps, ", ")),
+				ev, repairLibsFix(s, l, py, lib)...).ID = id
 		}
-		if missing == 0 && len(unresolved) == 0 {
-			p.OKf(fmt.Sprintf("%s resolve for TensorFlow %s", plural(countFound(l.Needed), "library", "libraries"), l.TFVersion),
-				Ev{"needed": needed, "present": present, "search_path": searchPathLines(l)})
-		}
-	},
+	}
+	if len(unresolved) > 0 {
+		p.Skip(fmt.Sprintf("the snapshot holds no resolution of %s (recorded with other compatibility tables); gather again to check them",
+			strings.Join(unresolved, ", "))).ID = p.check.ID + "/unresolved"
+	}
+	if missing == 0 && len(unresolved) == 0 {
+		p.OKf(fmt.Sprintf("%s resolve for TensorFlow %s", plural(countFound(l.Needed), "library", "libraries"), l.TFVersion),
+			Ev{"needed": needed, "present": present, "search_path": searchPathLines(l)})
+	}
 }
 
 func countFound(ls []host.Library) int {

@@ -335,107 +335,109 @@ tensorflow-cpu and builds without CUDA never see a GPU. Native Windows has
 no GPU support after TensorFlow 2.10: use WSL2. The fix installs a pinned
 tensorflow[and-cuda]==X with the examined interpreter, X the newest release
 whose Python range holds that interpreter's version.`,
-	Run: func(p *Pass) {
-		py, ok := pythonCollected(p)
-		if !ok {
+	Run: runTensorFlowInstall,
+}
+
+func runTensorFlowInstall(p *Pass) {
+	py, ok := pythonCollected(p)
+	if !ok {
+		return
+	}
+	if !py.Found {
+		p.Skip("no interpreter (see python.environment)")
+		return
+	}
+	s := p.Snap
+	tf := py.TensorFlow
+	pin, havePin := tfPin(s)
+	ev := Ev{"python": py.Version, "env": envLabel(py)}
+	if tf != nil {
+		ev["tensorflow"], ev["dist"], ev["package"], ev["keras"] = tf.Version, tf.Dist, tf.Package, tf.Keras
+		if tf.BuildInfo != nil {
+			ev["build_info"] = tf.BuildInfo
+		}
+	}
+	if py.Windows || s.Platform.OS == "windows" {
+		last, _ := knowledge.LastWindowsNativeGPU()
+		if tf == nil || knowledge.CompareVersions(knowledge.Version(majorMinorOf(tf.Version)), knowledge.Version(last)) > 0 {
+			p.Error("tf_windows_native_gpu_unsupported", "Native Windows TensorFlow has no GPU support after "+last,
+				fmt.Sprintf("%s is a Windows interpreter. TensorFlow %s was the last release that used a GPU on native Windows; newer releases need WSL2.", py.Executable, last), ev,
+				Fix{ID: FixUseWSL2, Title: "Run TensorFlow in WSL2", Risk: RiskSafe, Manual: true,
+					Steps: []string{"In PowerShell: wsl --install -d Ubuntu", "Inside WSL2: python3 -m venv ~/tf-venv && ~/tf-venv/bin/python -m pip install 'tensorflow[and-cuda]'",
+						"Or, native Windows with Python <= 3.10: pip install \"tensorflow<2.11\" with CUDA 11.2 and cuDNN 8.1 (conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0, tensorflow.org/install/pip)"}})
 			return
 		}
-		if !py.Found {
-			p.Skip("no interpreter (see python.environment)")
+	}
+	if tf == nil || tf.Dist == "" && !tf.Importable {
+		detail := fmt.Sprintf("No TensorFlow distribution in %s.", envLabel(py))
+		var elsewhere []string
+		for _, e := range py.Envs {
+			if e.TensorFlow != "" && !e.Examined {
+				elsewhere = append(elsewhere, fmt.Sprintf("%s %s (%s)", e.Kind, e.Prefix, e.TensorFlow))
+			}
+		}
+		if len(elsewhere) > 0 {
+			ev["installed_elsewhere"] = elsewhere
+			detail += " TensorFlow is installed in: " + strings.Join(elsewhere, "; ") + " — if you meant that one, run doctor --python <it>/bin/python."
+		}
+		if !havePin {
+			p.Error("tf_not_installed", "TensorFlow is not installed", detail, ev)
 			return
 		}
-		s := p.Snap
-		tf := py.TensorFlow
-		pin, havePin := tfPin(s)
-		ev := Ev{"python": py.Version, "env": envLabel(py)}
-		if tf != nil {
-			ev["tensorflow"], ev["dist"], ev["package"], ev["keras"] = tf.Version, tf.Dist, tf.Package, tf.Keras
-			if tf.BuildInfo != nil {
-				ev["build_info"] = tf.BuildInfo
+		ev["recommended"] = pin.TF
+		p.Error("tf_not_installed", "TensorFlow is not installed in "+envLabel(py),
+			detail+fmt.Sprintf(" TensorFlow %s is the newest release for Python %s%s (supports Python %s; CUDA %s, cuDNN %s).%s", pin.TF, majorMinorOf(py.Version), forGPUs(s), pin.Python, pin.CUDA, pin.CUDNN, tfWhy(s)),
+			ev, pipInstallTF(s, pin.TF, false))
+		return
+	}
+	if !tf.Importable {
+		if tf.Dist != "" && !staleOnly(py) {
+			ver := tf.Version
+			if b, ok := knowledge.TFBuildFor(ver); !ok || !b.SupportsPython(py.Version) {
+				ver = pin.TF
 			}
+			p.Error("tf_not_installed", fmt.Sprintf("%s %s is registered but its package folder is missing", tf.Dist, tf.Version),
+				"pip lists the distribution but tensorflow/__init__.py is gone (an interrupted install or uninstall): import tensorflow fails.", ev,
+				pipInstallTF(s, ver, true))
+		} else {
+			p.Skip("TensorFlow is only in another Python's site folder (see python.environment)")
 		}
-		if py.Windows || s.Platform.OS == "windows" {
-			last, _ := knowledge.LastWindowsNativeGPU()
-			if tf == nil || knowledge.CompareVersions(knowledge.Version(majorMinorOf(tf.Version)), knowledge.Version(last)) > 0 {
-				p.Error("tf_windows_native_gpu_unsupported", "Native Windows TensorFlow has no GPU support after "+last,
-					fmt.Sprintf("%s is a Windows interpreter. TensorFlow %s was the last release that used a GPU on native Windows; newer releases need WSL2.", py.Executable, last), ev,
-					Fix{ID: FixUseWSL2, Title: "Run TensorFlow in WSL2", Risk: RiskSafe, Manual: true,
-						Steps: []string{"In PowerShell: wsl --install -d Ubuntu", "Inside WSL2: python3 -m venv ~/tf-venv && ~/tf-venv/bin/python -m pip install 'tensorflow[and-cuda]'",
-							"Or, native Windows with Python <= 3.10: pip install \"tensorflow<2.11\" with CUDA 11.2 and cuDNN 8.1 (conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0, tensorflow.org/install/pip)"}})
-				return
-			}
+		return
+	}
+	key := host.NormalizeDistName(tf.Dist)
+	version := tf.Version
+	target := version
+	if b, ok := knowledge.TFBuildFor(version); !ok || !b.SupportsPython(py.Version) || knowledge.CompareVersions(knowledge.Version(version), knowledge.Version("2.14")) < 0 {
+		target = pin.TF
+	}
+	if what, cpu := cpuOnlyDists[key]; cpu || key == "tensorflow-intel" && !py.Windows {
+		if what == "" {
+			what = "the Windows CPU package"
 		}
-		if tf == nil || tf.Dist == "" && !tf.Importable {
-			detail := fmt.Sprintf("No TensorFlow distribution in %s.", envLabel(py))
-			var elsewhere []string
-			for _, e := range py.Envs {
-				if e.TensorFlow != "" && !e.Examined {
-					elsewhere = append(elsewhere, fmt.Sprintf("%s %s (%s)", e.Kind, e.Prefix, e.TensorFlow))
-				}
-			}
-			if len(elsewhere) > 0 {
-				ev["installed_elsewhere"] = elsewhere
-				detail += " TensorFlow is installed in: " + strings.Join(elsewhere, "; ") + " — if you meant that one, run doctor --python <it>/bin/python."
-			}
-			if !havePin {
-				p.Error("tf_not_installed", "TensorFlow is not installed", detail, ev)
-				return
-			}
-			ev["recommended"] = pin.TF
-			p.Error("tf_not_installed", "TensorFlow is not installed in "+envLabel(py),
-				detail+fmt.Sprintf(" TensorFlow %s is the newest release for Python %s%s (supports Python %s; CUDA %s, cuDNN %s).%s", pin.TF, majorMinorOf(py.Version), forGPUs(s), pin.Python, pin.CUDA, pin.CUDNN, tfWhy(s)),
-				ev, pipInstallTF(s, pin.TF, false))
+		p.Error("tf_cpu_only_build_installed", fmt.Sprintf("%s %s is installed: %s, without GPU support", tf.Dist, version, what),
+			"This distribution has no CUDA kernels; TensorFlow will list no GPU whatever the driver and libraries.", ev,
+			Fix{ID: FixPipUninstall, Title: "Uninstall " + tf.Dist, Risk: RiskModerate,
+				Steps:  []string{shQuote(py.Executable) + " -m pip uninstall -y " + tf.Dist},
+				Params: withParam(envParams(py), "packages", tf.Dist)},
+			pipInstallTF(s, target, true))
+		return
+	}
+	if bi := tf.BuildInfo; bi != nil {
+		if bi.IsROCmBuild != nil && *bi.IsROCmBuild {
+			p.Error("tf_cpu_only_build_installed", fmt.Sprintf("%s %s is a ROCm (AMD) build", tf.Dist, version), "A ROCm build cannot use an NVIDIA GPU.", ev, pipInstallTF(s, target, true))
 			return
 		}
-		if !tf.Importable {
-			if tf.Dist != "" && !staleOnly(py) {
-				ver := tf.Version
-				if b, ok := knowledge.TFBuildFor(ver); !ok || !b.SupportsPython(py.Version) {
-					ver = pin.TF
-				}
-				p.Error("tf_not_installed", fmt.Sprintf("%s %s is registered but its package folder is missing", tf.Dist, tf.Version),
-					"pip lists the distribution but tensorflow/__init__.py is gone (an interrupted install or uninstall): import tensorflow fails.", ev,
-					pipInstallTF(s, ver, true))
-			} else {
-				p.Skip("TensorFlow is only in another Python's site folder (see python.environment)")
-			}
+		if bi.IsCUDABuild != nil && !*bi.IsCUDABuild {
+			p.Error("tf_cpu_only_build_installed", fmt.Sprintf("%s %s was built without CUDA", tf.Dist, version),
+				bi.Path+" says is_cuda_build = False: this build never uses a GPU (a CPU-only wheel or conda build).", ev, pipInstallTF(s, target, true))
 			return
 		}
-		key := host.NormalizeDistName(tf.Dist)
-		version := tf.Version
-		target := version
-		if b, ok := knowledge.TFBuildFor(version); !ok || !b.SupportsPython(py.Version) || knowledge.CompareVersions(knowledge.Version(version), knowledge.Version("2.14")) < 0 {
-			target = pin.TF
-		}
-		if what, cpu := cpuOnlyDists[key]; cpu || key == "tensorflow-intel" && !py.Windows {
-			if what == "" {
-				what = "the Windows CPU package"
-			}
-			p.Error("tf_cpu_only_build_installed", fmt.Sprintf("%s %s is installed: %s, without GPU support", tf.Dist, version, what),
-				"This distribution has no CUDA kernels; TensorFlow will list no GPU whatever the driver and libraries.", ev,
-				Fix{ID: FixPipUninstall, Title: "Uninstall " + tf.Dist, Risk: RiskModerate,
-					Steps:  []string{shQuote(py.Executable) + " -m pip uninstall -y " + tf.Dist},
-					Params: withParam(envParams(py), "packages", tf.Dist)},
-				pipInstallTF(s, target, true))
-			return
-		}
-		if bi := tf.BuildInfo; bi != nil {
-			if bi.IsROCmBuild != nil && *bi.IsROCmBuild {
-				p.Error("tf_cpu_only_build_installed", fmt.Sprintf("%s %s is a ROCm (AMD) build", tf.Dist, version), "A ROCm build cannot use an NVIDIA GPU.", ev, pipInstallTF(s, target, true))
-				return
-			}
-			if bi.IsCUDABuild != nil && !*bi.IsCUDABuild {
-				p.Error("tf_cpu_only_build_installed", fmt.Sprintf("%s %s was built without CUDA", tf.Dist, version),
-					bi.Path+" says is_cuda_build = False: this build never uses a GPU (a CPU-only wheel or conda build).", ev, pipInstallTF(s, target, true))
-				return
-			}
-		}
-		built := ""
-		if bi := tf.BuildInfo; bi != nil && bi.CUDAVersion != "" {
-			built = fmt.Sprintf(" (built with CUDA %s, cuDNN %s)", bi.CUDAVersion, orUnknown(bi.CUDNNVersion))
-		}
-		p.OKf(fmt.Sprintf("%s %s%s in %s", tf.Dist, version, built, envLabel(py)), ev)
-	},
+	}
+	built := ""
+	if bi := tf.BuildInfo; bi != nil && bi.CUDAVersion != "" {
+		built = fmt.Sprintf(" (built with CUDA %s, cuDNN %s)", bi.CUDAVersion, orUnknown(bi.CUDNNVersion))
+	}
+	p.OKf(fmt.Sprintf("%s %s%s in %s", tf.Dist, version, built, envLabel(py)), ev)
 }
 
 func withParam(m map[string]string, k, v string) map[string]string {
@@ -472,93 +474,95 @@ overwrote part of the other's files, and uninstalling one breaks the other.
 A copy in the user site (~/.local/lib/pythonX.Y/site-packages) or on
 PYTHONPATH is imported before the environment's own. The fix uninstalls the
 extra distributions and reinstalls one pinned TensorFlow.`,
-	Run: func(p *Pass) {
-		py, ok := pythonCollected(p)
-		if !ok {
+	Run: runTensorFlowConflicts,
+}
+
+func runTensorFlowConflicts(p *Pass) {
+	py, ok := pythonCollected(p)
+	if !ok {
+		return
+	}
+	s := p.Snap
+	type loc struct{ name, version, site, from string }
+	var found []loc
+	from := map[string]string{}
+	for _, sp := range py.SitePaths {
+		from[sp.Path] = sp.From
+	}
+	for _, d := range py.Distributions {
+		if host.IsTFDist(d.Key) && !d.Stale {
+			found = append(found, loc{d.Name, d.Version, d.Site, from[d.Site]})
+		}
+	}
+	keys := map[string][]loc{}
+	sites := map[string]bool{}
+	for _, f := range found {
+		k := host.NormalizeDistName(f.name)
+		keys[k] = append(keys[k], f)
+		sites[f.site] = true
+	}
+	if py.Windows {
+		delete(keys, "tensorflow-intel") // tensorflow's own dependency on Windows
+	}
+	var desc []string
+	for _, f := range found {
+		desc = append(desc, fmt.Sprintf("%s %s (%s: %s)", f.name, f.version, f.from, f.site))
+	}
+	ev := Ev{"distributions": desc}
+	dupInSite := false
+	for _, l := range keys {
+		seen := map[string]bool{}
+		for _, f := range l {
+			if seen[f.site] {
+				dupInSite = true
+			}
+			seen[f.site] = true
+		}
+	}
+	if len(keys) <= 1 && len(sites) <= 1 && !dupInSite {
+		if len(found) == 0 {
+			p.OK("no TensorFlow installed (see python.tensorflow)")
 			return
 		}
-		s := p.Snap
-		type loc struct{ name, version, site, from string }
-		var found []loc
-		from := map[string]string{}
-		for _, sp := range py.SitePaths {
-			from[sp.Path] = sp.From
+		p.OKf(fmt.Sprintf("one TensorFlow: %s %s", found[0].name, found[0].version), ev)
+		return
+	}
+	var extra []string
+	for k := range keys {
+		if k != "tensorflow" {
+			extra = append(extra, k)
 		}
-		for _, d := range py.Distributions {
-			if host.IsTFDist(d.Key) && !d.Stale {
-				found = append(found, loc{d.Name, d.Version, d.Site, from[d.Site]})
-			}
+	}
+	sort.Strings(extra)
+	uninstall := append([]string{}, extra...)
+	if _, ok := keys["tensorflow"]; ok && (len(sites) > 1 || dupInSite) {
+		uninstall = append([]string{"tensorflow"}, uninstall...)
+	}
+	title := fmt.Sprintf("%d TensorFlow installations overwrite each other", len(found))
+	detail := "Installed: " + strings.Join(desc, "; ") + "."
+	if len(sites) > 1 {
+		detail += " The first on sys.path (" + found[0].site + ") is the one import loads."
+	}
+	target := ""
+	if tf := py.TensorFlow; tf != nil && tf.Version != "" {
+		if b, ok := knowledge.TFBuildFor(tf.Version); ok && b.SupportsPython(py.Version) && knowledge.CompareVersions(knowledge.Version(tf.Version), knowledge.Version("2.14")) >= 0 {
+			target = tf.Version
 		}
-		keys := map[string][]loc{}
-		sites := map[string]bool{}
-		for _, f := range found {
-			k := host.NormalizeDistName(f.name)
-			keys[k] = append(keys[k], f)
-			sites[f.site] = true
-		}
-		if py.Windows {
-			delete(keys, "tensorflow-intel") // tensorflow's own dependency on Windows
-		}
-		var desc []string
-		for _, f := range found {
-			desc = append(desc, fmt.Sprintf("%s %s (%s: %s)", f.name, f.version, f.from, f.site))
-		}
-		ev := Ev{"distributions": desc}
-		dupInSite := false
-		for _, l := range keys {
-			seen := map[string]bool{}
-			for _, f := range l {
-				if seen[f.site] {
-					dupInSite = true
-				}
-				seen[f.site] = true
-			}
-		}
-		if len(keys) <= 1 && len(sites) <= 1 && !dupInSite {
-			if len(found) == 0 {
-				p.OK("no TensorFlow installed (see python.tensorflow)")
-				return
-			}
-			p.OKf(fmt.Sprintf("one TensorFlow: %s %s", found[0].name, found[0].version), ev)
-			return
-		}
-		var extra []string
-		for k := range keys {
-			if k != "tensorflow" {
-				extra = append(extra, k)
-			}
-		}
-		sort.Strings(extra)
-		uninstall := append([]string{}, extra...)
-		if _, ok := keys["tensorflow"]; ok && (len(sites) > 1 || dupInSite) {
-			uninstall = append([]string{"tensorflow"}, uninstall...)
-		}
-		title := fmt.Sprintf("%d TensorFlow installations overwrite each other", len(found))
-		detail := "Installed: " + strings.Join(desc, "; ") + "."
-		if len(sites) > 1 {
-			detail += " The first on sys.path (" + found[0].site + ") is the one import loads."
-		}
-		target := ""
-		if tf := py.TensorFlow; tf != nil && tf.Version != "" {
-			if b, ok := knowledge.TFBuildFor(tf.Version); ok && b.SupportsPython(py.Version) && knowledge.CompareVersions(knowledge.Version(tf.Version), knowledge.Version("2.14")) >= 0 {
-				target = tf.Version
-			}
-		}
-		if target == "" {
-			pin, _ := tfPin(s)
-			target = pin.TF
-		}
-		steps := []string{shQuote(py.Executable) + " -m pip uninstall -y " + strings.Join(uninstall, " ")}
-		if len(sites) > 1 {
-			steps = append(steps, "Repeat the uninstall until pip reports that no TensorFlow is installed (pip removes one copy per run, the first on sys.path)")
-		}
-		fixes := []Fix{{ID: FixPipUninstall, Title: "Uninstall " + strings.Join(uninstall, ", "), Risk: RiskModerate, Steps: steps,
-			Params: withParam(envParams(py), "packages", strings.Join(uninstall, " "))}}
-		if target != "" {
-			fixes = append(fixes, pipInstallTF(s, target, true))
-		}
-		p.Error("multiple_tf_installs_conflict", title, detail, ev, fixes...)
-	},
+	}
+	if target == "" {
+		pin, _ := tfPin(s)
+		target = pin.TF
+	}
+	steps := []string{shQuote(py.Executable) + " -m pip uninstall -y " + strings.Join(uninstall, " ")}
+	if len(sites) > 1 {
+		steps = append(steps, "Repeat the uninstall until pip reports that no TensorFlow is installed (pip removes one copy per run, the first on sys.path)")
+	}
+	fixes := []Fix{{ID: FixPipUninstall, Title: "Uninstall " + strings.Join(uninstall, ", "), Risk: RiskModerate, Steps: steps,
+		Params: withParam(envParams(py), "packages", strings.Join(uninstall, " "))}}
+	if target != "" {
+		fixes = append(fixes, pipInstallTF(s, target, true))
+	}
+	p.Error("multiple_tf_installs_conflict", title, detail, ev, fixes...)
 }
 
 // ComputeCapability compares the GPUs' compute capability with what the
@@ -580,119 +584,121 @@ Blackwell GPUs (compute capability 10.0, 12.0) fail on TensorFlow 2.16 to
 2.21 with CUDA_ERROR_INVALID_PTX / CUDA_ERROR_INVALID_HANDLE (reported in
 tensorflow/tensorflow#89272, #97387, #99592, #101746, #111958). The list
 is build_info.py's cuda_compute_capabilities.`,
-	Run: func(p *Pass) {
-		s := p.Snap
-		if !s.NVML.Available || len(s.NVML.GPUs) == 0 {
-			p.Skip("no GPU known (NVML not available)")
-			return
+	Run: runComputeCapability,
+}
+
+func runComputeCapability(p *Pass) {
+	s := p.Snap
+	if !s.NVML.Available || len(s.NVML.GPUs) == 0 {
+		p.Skip("no GPU known (NVML not available)")
+		return
+	}
+	py := s.Python
+	var caps []string
+	tfv := ""
+	if py != nil && tfInstalled(py) {
+		tfv = py.TensorFlow.Version
+		if bi := py.TensorFlow.BuildInfo; bi != nil {
+			caps = bi.ComputeCapabilities
 		}
-		py := s.Python
-		var caps []string
-		tfv := ""
-		if py != nil && tfInstalled(py) {
-			tfv = py.TensorFlow.Version
-			if bi := py.TensorFlow.BuildInfo; bi != nil {
-				caps = bi.ComputeCapabilities
+	}
+	if l := TFLibraries(s); tfv == "" && l != nil {
+		tfv = l.TFVersion
+	}
+	var sass, ptx []knowledge.VersionNumber
+	for _, c := range caps {
+		v := parseCC(c)
+		if v == nil {
+			continue
+		}
+		if strings.HasPrefix(c, "compute_") {
+			ptx = append(ptx, v)
+		} else {
+			sass = append(sass, v)
+		}
+	}
+	row, haveRow := knowledge.MinComputeCapability(tfv)
+	for _, g := range s.NVML.GPUs {
+		cc := knowledge.Version(g.ComputeCapability)
+		if len(cc) < 2 {
+			continue
+		}
+		cc = cc[:2]
+		id := fmt.Sprintf("%s/gpu%d", p.check.ID, g.Index)
+		ev := Ev{"gpu": g.Index, "name": g.Name, "compute_capability": g.ComputeCapability, "build_capabilities": caps, "tensorflow": tfv}
+		exact := false
+		for _, v := range sass {
+			if v.Major() == cc.Major() && knowledge.CompareVersions(v, cc) <= 0 {
+				exact = true // SASS runs on same-major GPUs of equal or higher minor
 			}
 		}
-		if l := TFLibraries(s); tfv == "" && l != nil {
-			tfv = l.TFVersion
+		installed := py != nil && tfInstalled(py)
+		judged := tfv
+		if !installed {
+			judged = orDefault(mustPin(s), tfv) // the release doctor would install
 		}
-		var sass, ptx []knowledge.VersionNumber
-		for _, c := range caps {
-			v := parseCC(c)
-			if v == nil {
+		if fail, known := knowledge.KnownCCFailure(judged, g.ComputeCapability); known && !exact {
+			ccFailure(p, g, installed, judged, fail, ev).ID = id
+			continue
+		}
+		if len(sass)+len(ptx) > 0 {
+			all := append(append([]knowledge.VersionNumber{}, sass...), ptx...)
+			lo, hi := minMaxCC(all)
+			hiSASS := knowledge.VersionNumber(nil)
+			if len(sass) > 0 {
+				_, hiSASS = minMaxCC(sass)
+			}
+			var ptxOK bool
+			for _, v := range ptx {
+				if knowledge.CompareVersions(v, cc) <= 0 {
+					ptxOK = true
+				}
+			}
+			switch {
+			case knowledge.CompareVersions(cc, lo) < 0:
+				p.Error("unsupported_compute_capability", fmt.Sprintf("GPU %d (%s, compute capability %s) is older than TensorFlow %s supports (from %s)", g.Index, g.Name, g.ComputeCapability, tfv, lo),
+					"TensorFlow ignores GPUs below its minimum compute capability."+olderAdvice(s, tfv), ev, olderTFFix(s, tfv)).ID = id
+			case !exact && !ptxOK:
+				p.Error("unsupported_compute_capability", fmt.Sprintf("TensorFlow %s has no code for GPU %d (%s, compute capability %s)", tfv, g.Index, g.Name, g.ComputeCapability),
+					fmt.Sprintf("The build carries %s; without matching SASS or PTX kernels fail with \"device kernel image is invalid\".", strings.Join(caps, ", ")), ev, pipInstallTF(s, mustPin(s), false)).ID = id
+			case !exact && cc.Major() >= 10:
+				p.Warn("unsupported_compute_capability", fmt.Sprintf("TensorFlow %s has no SASS for GPU %d (compute capability %s): only the PTX for %s", tfv, g.Index, g.ComputeCapability, hi),
+					"Whether the driver's PTX JIT works for this GPU with this release is not verified; TensorFlow 2.16 to 2.21 fail on Blackwell GPUs with CUDA_ERROR_INVALID_PTX.", ev, pipInstallTF(s, mustPin(s), false)).ID = id
+			case !exact:
+				p.Warn("unsupported_compute_capability", fmt.Sprintf("TensorFlow %s JIT-compiles its kernels for GPU %d (compute capability %s)", tfv, g.Index, g.ComputeCapability),
+					fmt.Sprintf("The build has SASS up to %s and PTX for %s: the first start JIT-compiles PTX, which can take 30 minutes (cached afterwards).", hiSASS, hi), ev, pipInstallTF(s, mustPin(s), false)).ID = id
+			default:
+				p.OKf(fmt.Sprintf("GPU %d (compute capability %s) has kernels in TensorFlow %s", g.Index, g.ComputeCapability, tfv), ev).ID = id
+			}
+			continue
+		}
+		if haveRow {
+			min := knowledge.Version(row.MinCC)
+			ev["min_compute_capability"] = row.MinCC
+			ev["min_compute_capability_source"] = row.Source
+			if knowledge.CompareVersions(cc, min) < 0 {
+				what := "TensorFlow " + tfv
+				if tfv == "" {
+					what = "any TensorFlow release"
+				}
+				f := p.add(SevWarning, "unsupported_compute_capability", fmt.Sprintf("GPU %d (compute capability %s) is below the minimum of %s (%s)", g.Index, g.ComputeCapability, what, row.MinCC),
+					what+" supports "+row.Supported+"."+olderAdvice(s, tfv), ev, []Fix{olderTFFix(s, tfv)})
+				if row.Mark.Verified() {
+					f.Severity = SevError
+				}
+				f.ID = id
 				continue
 			}
-			if strings.HasPrefix(c, "compute_") {
-				ptx = append(ptx, v)
-			} else {
-				sass = append(sass, v)
+			what := "TensorFlow"
+			if tfv != "" {
+				what += " " + tfv
 			}
+			p.OKf(fmt.Sprintf("GPU %d compute capability %s (%s supports %s)", g.Index, g.ComputeCapability, what, row.Supported), ev).ID = id
 		}
-		row, haveRow := knowledge.MinComputeCapability(tfv)
-		for _, g := range s.NVML.GPUs {
-			cc := knowledge.Version(g.ComputeCapability)
-			if len(cc) < 2 {
-				continue
-			}
-			cc = cc[:2]
-			id := fmt.Sprintf("%s/gpu%d", p.check.ID, g.Index)
-			ev := Ev{"gpu": g.Index, "name": g.Name, "compute_capability": g.ComputeCapability, "build_capabilities": caps, "tensorflow": tfv}
-			exact := false
-			for _, v := range sass {
-				if v.Major() == cc.Major() && knowledge.CompareVersions(v, cc) <= 0 {
-					exact = true // SASS runs on same-major GPUs of equal or higher minor
-				}
-			}
-			installed := py != nil && tfInstalled(py)
-			judged := tfv
-			if !installed {
-				judged = orDefault(mustPin(s), tfv) // the release doctor would install
-			}
-			if fail, known := knowledge.KnownCCFailure(judged, g.ComputeCapability); known && !exact {
-				ccFailure(p, g, installed, judged, fail, ev).ID = id
-				continue
-			}
-			if len(sass)+len(ptx) > 0 {
-				all := append(append([]knowledge.VersionNumber{}, sass...), ptx...)
-				lo, hi := minMaxCC(all)
-				hiSASS := knowledge.VersionNumber(nil)
-				if len(sass) > 0 {
-					_, hiSASS = minMaxCC(sass)
-				}
-				var ptxOK bool
-				for _, v := range ptx {
-					if knowledge.CompareVersions(v, cc) <= 0 {
-						ptxOK = true
-					}
-				}
-				switch {
-				case knowledge.CompareVersions(cc, lo) < 0:
-					p.Error("unsupported_compute_capability", fmt.Sprintf("GPU %d (%s, compute capability %s) is older than TensorFlow %s supports (from %s)", g.Index, g.Name, g.ComputeCapability, tfv, lo),
-						"TensorFlow ignores GPUs below its minimum compute capability."+olderAdvice(s, tfv), ev, olderTFFix(s, tfv)).ID = id
-				case !exact && !ptxOK:
-					p.Error("unsupported_compute_capability", fmt.Sprintf("TensorFlow %s has no code for GPU %d (%s, compute capability %s)", tfv, g.Index, g.Name, g.ComputeCapability),
-						fmt.Sprintf("The build carries %s; without matching SASS or PTX kernels fail with \"device kernel image is invalid\".", strings.Join(caps, ", ")), ev, pipInstallTF(s, mustPin(s), false)).ID = id
-				case !exact && cc.Major() >= 10:
-					p.Warn("unsupported_compute_capability", fmt.Sprintf("TensorFlow %s has no SASS for GPU %d (compute capability %s): only the PTX for %s", tfv, g.Index, g.ComputeCapability, hi),
-						"Whether the driver's PTX JIT works for this GPU with this release is not verified; TensorFlow 2.16 to 2.21 fail on Blackwell GPUs with CUDA_ERROR_INVALID_PTX.", ev, pipInstallTF(s, mustPin(s), false)).ID = id
-				case !exact:
-					p.Warn("unsupported_compute_capability", fmt.Sprintf("TensorFlow %s JIT-compiles its kernels for GPU %d (compute capability %s)", tfv, g.Index, g.ComputeCapability),
-						fmt.Sprintf("The build has SASS up to %s and PTX for %s: the first start JIT-compiles PTX, which can take 30 minutes (cached afterwards).", hiSASS, hi), ev, pipInstallTF(s, mustPin(s), false)).ID = id
-				default:
-					p.OKf(fmt.Sprintf("GPU %d (compute capability %s) has kernels in TensorFlow %s", g.Index, g.ComputeCapability, tfv), ev).ID = id
-				}
-				continue
-			}
-			if haveRow {
-				min := knowledge.Version(row.MinCC)
-				ev["min_compute_capability"] = row.MinCC
-				ev["min_compute_capability_source"] = row.Source
-				if knowledge.CompareVersions(cc, min) < 0 {
-					what := "TensorFlow " + tfv
-					if tfv == "" {
-						what = "any TensorFlow release"
-					}
-					f := p.add(SevWarning, "unsupported_compute_capability", fmt.Sprintf("GPU %d (compute capability %s) is below the minimum of %s (%s)", g.Index, g.ComputeCapability, what, row.MinCC),
-						what+" supports "+row.Supported+"."+olderAdvice(s, tfv), ev, []Fix{olderTFFix(s, tfv)})
-					if row.Mark.Verified() {
-						f.Severity = SevError
-					}
-					f.ID = id
-					continue
-				}
-				what := "TensorFlow"
-				if tfv != "" {
-					what += " " + tfv
-				}
-				p.OKf(fmt.Sprintf("GPU %d compute capability %s (%s supports %s)", g.Index, g.ComputeCapability, what, row.Supported), ev).ID = id
-			}
-		}
-		if len(p.findings) == 0 {
-			p.OK("compute capability not judged")
-		}
-	},
+	}
+	if len(p.findings) == 0 {
+		p.OK("compute capability not judged")
+	}
 }
 
 // ccFailure reports a GPU that a TensorFlow release is known to fail on,
