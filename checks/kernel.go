@@ -18,8 +18,12 @@ var Nouveau = &Check{
 	Requires: []string{"platform", "modules", "pci"},
 	Doc: `nouveau, the kernel's open-source driver for NVIDIA GPUs, binds to the GPU
 at boot; the NVIDIA module then cannot take the device ("Unable to load the
-kernel module 'nvidia.ko'"). It must be blacklisted and the initramfs
-rebuilt, then the machine rebooted.`,
+kernel module 'nvidia.ko'"). When an NVIDIA driver is installed but loses
+to nouveau, nouveau must be blacklisted and the initramfs rebuilt, then the
+machine rebooted. With no NVIDIA driver at all, nouveau is only the
+fallback: the driver is installed first (its Debian package blacklists
+nouveau itself), and blacklisting alone would leave no driver after the
+reboot.`,
 	Run: func(p *Pass) {
 		s := p.Snap
 		if isWSL(s) {
@@ -38,6 +42,16 @@ rebuilt, then the machine rebooted.`,
 			return
 		}
 		ev := Ev{"nouveau_loaded": loaded, "gpus_bound_to_nouveau": bound, "nvidia_loaded": s.Modules.Loaded["nvidia"], "nouveau_blacklisted": s.Modules.NouveauBlacklisted}
+		if !NvidiaDriverInstalled(s) {
+			// Nothing to conflict with: nouveau holds the GPU because no
+			// NVIDIA driver is there to take it. The driver comes first
+			// (kernel.nvidia); blacklisting alone would leave the machine
+			// with no driver at all after the reboot.
+			ev["nvidia_driver_installed"] = false
+			p.Info("nouveau_conflict", "nouveau drives the GPU: no NVIDIA driver is installed to take its place",
+				"Install the NVIDIA driver first (kernel.nvidia says how). "+nouveauAfterDriver(s.Platform.DistroID), ev)
+			return
+		}
 		fix := Fix{ID: FixBlacklistNouveau, Title: "Blacklist nouveau and rebuild the initramfs", Risk: RiskModerate, NeedsRoot: true,
 			Steps: []string{
 				"Write /etc/modprobe.d/blacklist-nouveau.conf with: blacklist nouveau / options nouveau modeset=0",
@@ -93,6 +107,36 @@ func dkmsRebuildSteps(distro, kernel string) []string {
 		steps = append(steps, "Install the headers of kernel "+kernel+" with your distribution's package manager")
 	}
 	return append(steps, "sudo dkms autoinstall -k "+kernel, "sudo modprobe nvidia")
+}
+
+// NvidiaDriverInstalled reports whether this machine has an NVIDIA driver
+// that nouveau could be keeping off the GPU: the module loaded or built for
+// some kernel (modules.dep, DKMS), driver packages, or the user-space
+// driver's libraries.
+func NvidiaDriverInstalled(s *host.Snapshot) bool {
+	if s.Modules.Loaded["nvidia"] || len(s.Modules.DKMS) > 0 || userspaceDriverPresent(s) {
+		return true
+	}
+	for _, a := range s.Modules.Available {
+		if strings.Contains(a, "/nvidia.ko") {
+			return true
+		}
+	}
+	return false
+}
+
+// nouveauAfterDriver says what happens to nouveau once the driver is
+// installed, from the distribution's row (knowledge/data/distro.json).
+func nouveauAfterDriver(distro string) string {
+	const then = "If nouveau still holds the GPU after the install and a reboot, run doctor again: blacklisting nouveau is then the fix."
+	r, ok := knowledge.DriverBlacklistsNouveau(distro)
+	switch {
+	case ok && r.Mark.Verified():
+		return fmt.Sprintf("The driver's package %s blacklists nouveau itself (%s; %s). %s", r.Package, r.File, r.Source, then)
+	case ok:
+		return fmt.Sprintf("%s are said to blacklist nouveau themselves (not verified by doctor). %s", r.Package, then)
+	}
+	return then
 }
 
 func initramfsCommand(distro string) string {

@@ -136,7 +136,7 @@ func TestRootOnlyStepWithoutRoot(t *testing.T) {
 
 	// A fix that needs root as a whole is not even asked for.
 	e.write(filepath.Join(e.root, "boot", "initrd.img-6.1.0"), "x")
-	e.m.Snap = &host.Snapshot{Platform: host.Platform{DistroID: "debian", Kernel: "6.1.0"}}
+	e.m.Snap = &host.Snapshot{Platform: host.Platform{DistroID: "debian", Kernel: "6.1.0"}, Modules: host.Modules{Packages: []string{"nvidia-driver"}}}
 	nv := checks.Fix{ID: checks.FixBlacklistNouveau, Title: "Blacklist nouveau", Risk: checks.RiskModerate, NeedsRoot: true}
 	s, out = e.session("y\n", true, false)
 	res = s.Run(context.Background(), e.plan(report(nv)))
@@ -400,7 +400,8 @@ func TestRequirementValidation(t *testing.T) {
 func TestDriverAndModulePlans(t *testing.T) {
 	e := newEnv(t)
 	plat := func(distro string, wsl int) {
-		e.m.Snap = &host.Snapshot{Platform: host.Platform{DistroID: distro, Kernel: "6.8.0-45-generic", WSL: host.WSL{Version: wsl}}}
+		e.m.Snap = &host.Snapshot{Platform: host.Platform{DistroID: distro, Kernel: "6.8.0-45-generic", WSL: host.WSL{Version: wsl}},
+			Modules: host.Modules{Packages: []string{"nvidia-driver-550"}}}
 	}
 	argv := func(p *Plan) []string {
 		var out []string
@@ -508,7 +509,7 @@ func TestDriverAndModulePlans(t *testing.T) {
 // after the initramfs was rebuilt has nothing to do.
 func TestBlacklistNouveauOnRootTree(t *testing.T) {
 	e := newEnv(t)
-	e.m.Snap = &host.Snapshot{Platform: host.Platform{DistroID: "ubuntu", Kernel: "6.8.0"}}
+	e.m.Snap = &host.Snapshot{Platform: host.Platform{DistroID: "ubuntu", Kernel: "6.8.0"}, Modules: host.Modules{Packages: []string{"nvidia-driver-550"}}}
 	fx := checks.Fix{ID: checks.FixBlacklistNouveau, Title: "Blacklist nouveau", Risk: checks.RiskModerate, NeedsRoot: true}
 	plans := e.plan(report(fx))
 	s, out := e.session("", false, true)

@@ -432,6 +432,11 @@ func planBlacklistNouveau(m *Machine, p *Plan) {
 		p.refuse("WSL has no Linux GPU kernel driver")
 		return
 	}
+	if m.Snap != nil && !checks.NvidiaDriverInstalled(m.Snap) {
+		// After the reboot the machine would have no display driver at all.
+		p.refuse("no NVIDIA driver is installed to take nouveau's place: install the driver first (doctor fix install-driver); blacklist nouveau only if it still holds the GPU afterwards")
+		return
+	}
 	conf := m.sys("/etc/modprobe.d/blacklist-nouveau.conf")
 	content := "# Written by doctor --fix (blacklist-nouveau): keep nouveau off the NVIDIA GPU.\nblacklist nouveau\noptions nouveau modeset=0\n"
 	wrote := p.writeStep(conf, []byte(content), 0o644, "stop nouveau from loading at boot")

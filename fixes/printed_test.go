@@ -8,6 +8,7 @@ import (
 
 	"github.com/tfdoctor/doctor/checks"
 	"github.com/tfdoctor/doctor/host"
+	"github.com/tfdoctor/doctor/rules"
 )
 
 // Issue 12, item 10: what a check prints is exactly what the plan runs.
@@ -196,5 +197,59 @@ func TestXLAWheelBranch(t *testing.T) {
 	}
 	if !sets {
 		t.Errorf("XLA_FLAGS is not set after the install: %+v", p.Steps)
+	}
+}
+
+// Item 4: nouveau loaded and no NVIDIA driver at all: the plan installs
+// the driver and never blacklists nouveau alone; named, blacklist-nouveau
+// is refused. With the driver installed (nouveau-loaded), it is planned.
+func TestNouveauWithoutDriverPlansTheDriver(t *testing.T) {
+	load := func(name string) *host.Snapshot {
+		f, err := os.Open("../testdata/scenarios/" + name + "/snapshot.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		s, err := host.ReadSnapshot(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	e := newEnv(t)
+	e.m.Snap = load("nouveau-no-driver")
+	r, err := rules.Evaluate(e.m.Snap, rules.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.RootCause == nil || r.RootCause.Cause != "driver_missing" {
+		t.Fatalf("root cause %+v", r.RootCause)
+	}
+	var ids []string
+	for _, p := range e.plan(r) {
+		ids = append(ids, p.ID)
+		if p.ID == checks.FixBlacklistNouveau {
+			t.Errorf("blacklist-nouveau planned on a machine without an NVIDIA driver: %+v", p)
+		}
+	}
+	if !contains(ids, checks.FixInstallDriver) {
+		t.Errorf("plans %v, want install-driver", ids)
+	}
+	named := PlanFix(e.m, checks.Fix{ID: checks.FixBlacklistNouveau}, nil)
+	if named.Applicable() || !strings.Contains(named.Refused, "install the driver first") {
+		t.Errorf("named blacklist-nouveau: %+v", named)
+	}
+
+	e.m.Snap = load("nouveau-loaded")
+	r, err = rules.Evaluate(e.m.Snap, rules.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids = nil
+	for _, p := range e.plan(r) {
+		ids = append(ids, p.ID)
+	}
+	if !contains(ids, checks.FixBlacklistNouveau) {
+		t.Errorf("driver installed, nouveau holds the GPU: plans %v", ids)
 	}
 }

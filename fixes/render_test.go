@@ -23,7 +23,7 @@ func TestWritePlanGolden(t *testing.T) {
 	e.write(filepath.Join(e.root, "etc", "environment"), "CUDA_VISIBLE_DEVICES=\"-1\"\n")
 	e.m.Env["CONDA_PREFIX"] = prefix
 	e.m.Env["CUDA_VISIBLE_DEVICES"] = "-1"
-	e.m.Snap = &host.Snapshot{Platform: host.Platform{DistroID: "ubuntu", Kernel: "6.8.0-45-generic"}}
+	e.m.Snap = &host.Snapshot{Platform: host.Platform{DistroID: "ubuntu", Kernel: "6.8.0-45-generic"}, Modules: host.Modules{Packages: []string{"nvidia-driver-550"}}}
 
 	plans := []*Plan{
 		PlanFix(e.m, cvdFix, &checks.Finding{ID: "env.cuda_visible_devices", Title: `CUDA_VISIBLE_DEVICES="-1" hides every GPU`}),

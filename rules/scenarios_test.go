@@ -258,6 +258,7 @@ func TestScenarioRootCauses(t *testing.T) {
 		"no-driver":                    "driver_missing",
 		"nvml-mismatch":                "driver_library_mismatch",
 		"nouveau-loaded":               "nouveau_conflict",
+		"nouveau-no-driver":            "driver_missing",
 		"uvm-missing":                  "uvm_module_missing",
 		"cuda-visible-devices-minus-1": "cuda_visible_devices_hides_gpu",
 		"wsl-linux-driver-inside":      "wsl_linux_driver_installed_inside_wsl",
