@@ -78,11 +78,15 @@ func TestFilterEnv(t *testing.T) {
 		"AWS_SECRET_ACCESS_KEY": "z", "GITHUB_TOKEN": "t", "HF_TOKEN": "h", "OPENAI_API_KEY": "k",
 		"CONDA_PREFIX": "/opt/conda/envs/tf", "EDITOR": "vim", "NVIDIA_VISIBLE_DEVICES": "all",
 		"XLA_FLAGS": "--xla_gpu_cuda_data_dir=/usr/local/cuda", "MY_PASSWORD": "p", "WANDB_API_KEY": "w",
+		// The leaks: every NVIDIA_ name passed, PASS was not PASSW,
+		// and credentials inside a URL went through.
+		"NVIDIA_NGC_PASS": "ngc-secret", "NVIDIA_API": "nv", "CUDA_SOMETHING_NEW": "c", "PYTHONSTARTUP": "/home/u/x.py",
+		"PYTHONPATH": "https://ghost:urlsecret@example.com/lib",
 	}
 	want := map[string]string{
 		"CUDA_VISIBLE_DEVICES": "-1", "LD_LIBRARY_PATH": "/usr/local/cuda/lib64", "PATH": "/usr/bin",
 		"TF_CPP_MIN_LOG_LEVEL": "1", "CONDA_PREFIX": "/opt/conda/envs/tf", "NVIDIA_VISIBLE_DEVICES": "all",
-		"XLA_FLAGS": "--xla_gpu_cuda_data_dir=/usr/local/cuda",
+		"XLA_FLAGS": "--xla_gpu_cuda_data_dir=/usr/local/cuda", "PYTHONPATH": "https://<redacted>@example.com/lib",
 	}
 	if d := cmp.Diff(want, FilterEnv(in)); d != "" {
 		t.Error(d)

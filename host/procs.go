@@ -11,6 +11,7 @@ import (
 
 	"github.com/shirou/gopsutil/v4/common"
 	"github.com/shirou/gopsutil/v4/process"
+	"github.com/tfdoctor/doctor/internal/secrets"
 )
 
 // procCtx points gopsutil at the examined /proc (under --root).
@@ -28,19 +29,42 @@ func (g *gatherer) processOwner(ctx context.Context, pid int) (string, string) {
 	// A Process value rather than process.NewProcess: the latter proves
 	// the PID exists by signalling it, which is wrong under a --root tree.
 	p := &process.Process{Pid: int32(pid)}
-	user := ""
+	user, uid := "", -1
 	if uids, err := p.UidsWithContext(pctx); err == nil && len(uids) > 0 {
-		user = g.userName(int(uids[0]))
+		uid = int(uids[0])
+		user = g.userName(uid)
 	}
-	cmd, _ := p.CmdlineWithContext(pctx)
+	var cmd string
+	if uid >= 0 && uid == g.euid() {
+		cmd, _ = p.CmdlineWithContext(pctx)
+	}
+	return user, CommandFor(cmd, func() string { n, _ := p.NameWithContext(pctx); return n })
+}
+
+// CommandFor is what doctor shows of a process's command: the command line
+// of a process of the user running doctor, scrubbed of credentials, and
+// cut at 200 bytes; for another user's process (or one whose owner is
+// unknown) only the program's name, since its arguments are that user's
+// (tokens, paths, data). cmdline is "" for another user's process; name
+// gives the program's name.
+func CommandFor(cmdline string, name func() string) string {
+	cmd := secrets.Scrub(cmdline)
 	if cmd == "" {
-		cmd, _ = p.NameWithContext(pctx)
+		cmd = name()
 	}
 	if len(cmd) > 200 {
-		cmd = cmd[:200] + "…"
+		cut := 200
+		for cut > 0 && cmd[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		cmd = cmd[:cut] + "…"
 	}
-	return user, cmd
+	return cmd
 }
+
+// euid is the user running doctor: the one whose command lines may be
+// shown.
+func (g *gatherer) euid() int { return os.Geteuid() }
 
 // userName maps a UID to a name: the system's user database on the live
 // machine, the tree's /etc/passwd under --root; the number when unknown.
@@ -111,34 +135,38 @@ func collectHolders(ctx context.Context, g *gatherer) (func(*Snapshot), error) {
 	return func(s *Snapshot) { s.Holders = h }, nil
 }
 
-// secretName matches environment variable names that may hold credentials.
-// Such variables are never stored, whatever their prefix.
-var secretName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSW|PASSWD|PWD_|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH|SESSION|COOKIE|SIGNATURE|_KEY$|^KEY$)`)
+// EnvAllowed is every environment variable doctor reads, and nothing
+// else: the snapshot is pasted in public, so a variable is collected only
+// when a check, the library resolution, the Python resolver or a person
+// reading the report needs it. (A prefix such as NVIDIA_ or TF_ would admit
+// NVIDIA_NGC_PASS or TF_VAR_password.) Values go through secrets.Scrub:
+// a URL keeps its host, never its user and password.
+var EnvAllowed = map[string]bool{
+	// Which GPUs a process sees, and how.
+	"CUDA_VISIBLE_DEVICES": true, "CUDA_DEVICE_ORDER": true, "CUDA_MODULE_LOADING": true, "CUDA_LAUNCH_BLOCKING": true,
+	"CUDA_HOME": true, "CUDA_PATH": true, "CUDA_ROOT": true, "CUDNN_PATH": true,
+	"NVIDIA_VISIBLE_DEVICES": true, "NVIDIA_DRIVER_CAPABILITIES": true, "NVIDIA_REQUIRE_CUDA": true, "NVIDIA_DISABLE_REQUIRE": true,
+	// How libraries are found.
+	"LD_LIBRARY_PATH": true, "LD_PRELOAD": true, "PATH": true,
+	// TensorFlow and XLA.
+	"TF_FORCE_GPU_ALLOW_GROWTH": true, "TF_GPU_ALLOCATOR": true, "TF_CPP_MIN_LOG_LEVEL": true, "TF_CPP_MAX_VLOG_LEVEL": true,
+	"TF_ENABLE_ONEDNN_OPTS": true, "TF_XLA_FLAGS": true, "TF_GPU_THREAD_MODE": true, "TF_USE_LEGACY_KERAS": true,
+	"XLA_FLAGS": true, "XLA_PYTHON_CLIENT_PREALLOCATE": true, "XLA_PYTHON_CLIENT_MEM_FRACTION": true,
+	// Which Python environment.
+	"CONDA_PREFIX": true, "CONDA_DEFAULT_ENV": true, "CONDA_EXE": true, "VIRTUAL_ENV": true,
+	"PYTHONPATH": true, "PYTHONHOME": true, "PYTHONNOUSERSITE": true, "PYTHONUSERBASE": true, "PYENV_VERSION": true,
+	"JUPYTER_PATH": true, "JUPYTER_DATA_DIR": true,
+	// Where doctor runs.
+	"WSL_DISTRO_NAME": true, "WSL_INTEROP": true, "container": true, "HOME": true, "USER": true, "SHELL": true, "LANG": true,
+}
 
-// envPrefixes are the variables that decide how CUDA, TensorFlow and Python
-// find the GPU. Terraform shares the TF_ prefix: its TF_VAR_ values are user
-// data and are never stored.
-var envPrefixes = []string{"CUDA_", "NVIDIA_", "TF_", "XLA_", "LD_", "CONDA", "VIRTUAL_ENV", "PYTHON", "JUPYTER", "WSL", "CUDNN", "NCCL_", "OMP_", "KMP_", "JAX_", "PYTORCH_"}
-
-var envNames = map[string]bool{"PATH": true, "HOME": true, "USER": true, "SHELL": true, "LANG": true, "container": true, "KUBERNETES_SERVICE_HOST": false}
-
-// FilterEnv keeps the variables relevant to the GPU stack and drops any whose
-// name looks like a secret.
+// FilterEnv keeps the variables in EnvAllowed, their values scrubbed of
+// credentials.
 func FilterEnv(env map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range env {
-		if secretName.MatchString(k) || strings.HasPrefix(k, "TF_VAR_") {
-			continue
-		}
-		keep := envNames[k]
-		for _, p := range envPrefixes {
-			if strings.HasPrefix(k, p) {
-				keep = true
-				break
-			}
-		}
-		if keep {
-			out[k] = v
+		if EnvAllowed[k] && !secrets.Name(k) {
+			out[k] = secrets.Scrub(v)
 		}
 	}
 	return out

@@ -16,6 +16,8 @@ import (
 	"github.com/shirou/gopsutil/v4/cpu"
 	"github.com/shirou/gopsutil/v4/process"
 	"golang.org/x/sys/unix"
+
+	"github.com/tfdoctor/doctor/host"
 )
 
 // procRoot is where /proc lives (tests keep the real one).
@@ -36,15 +38,15 @@ func ProcessCommand(ctx context.Context, pid int) (string, error) {
 	return commandOf(ctx, p), nil
 }
 
+// commandOf is what doctor shows of a process's command: the command line
+// (scrubbed of credentials) for a process of the user running doctor, the
+// program's name for anyone else's (host.CommandFor).
 func commandOf(ctx context.Context, p *process.Process) string {
-	cmd, _ := p.CmdlineWithContext(ctx)
-	if cmd == "" {
-		cmd, _ = p.NameWithContext(ctx)
+	var cmd string
+	if uids, err := p.UidsWithContext(ctx); err == nil && len(uids) > 0 && int(uids[0]) == os.Geteuid() {
+		cmd, _ = p.CmdlineWithContext(ctx)
 	}
-	if r := []rune(cmd); len(r) > 200 {
-		cmd = string(r[:200]) + "…"
-	}
-	return cmd
+	return host.CommandFor(cmd, func() string { n, _ := p.NameWithContext(ctx); return n })
 }
 
 // parseChildren parses /proc/PID/task/TID/children: PIDs separated by

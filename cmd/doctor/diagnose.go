@@ -112,6 +112,8 @@ func identityOf(s *host.Snapshot) report.Identity {
 // render writes the report in the chosen format. Markdown is redacted unless
 // --no-redact; the other formats only with --redact.
 func render(ios *iostreams.IOStreams, r *rules.Report, s *host.Snapshot, o diagnoseOptions) error {
+	// No credential reaches any format, redacted or not.
+	r = report.Scrub(r)
 	if (o.Format == "markdown" && !o.NoRedact) || o.Redact {
 		id := report.Identity{}
 		if s != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tfdoctor/doctor/internal/atomicfile"
+	"github.com/tfdoctor/doctor/report"
 )
 
 func snapshotCommand(f *Factory) *cli.Command {
@@ -19,8 +20,10 @@ func snapshotCommand(f *Factory) *cli.Command {
 		ArgsUsage: " ",
 		Description: `The snapshot holds every fact the checks read. Save it on the machine with the
 problem and evaluate it anywhere with 'doctor --from FILE'. It keeps the user
-and host names (redact before sharing publicly); secrets in environment
-variables are never collected.`,
+and host names unless --redact (which also hides GPU UUIDs, serial numbers,
+home folders, IP and MAC addresses); credentials are never written (only the
+environment variables doctor reads are collected, URL passwords and tokens
+are removed, other users' processes show only their program's name).`,
 		Flags: commonFlags(), // -o FILE among them
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -44,6 +47,12 @@ variables are never collected.`,
 			s, _, err := loadSnapshot(c.Context, o, f, nil)
 			if err != nil {
 				return err
+			}
+			// Credentials never leave; identities too with --redact.
+			if o.Redact {
+				s = report.RedactSnapshot(s, identityOf(s))
+			} else {
+				s = report.ScrubSnapshot(s)
 			}
 			var buf bytes.Buffer
 			if err := s.WriteJSON(&buf); err != nil {

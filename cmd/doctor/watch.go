@@ -191,6 +191,7 @@ func runWatch(c *cli.Context, o watchOptions, f *Factory) error {
 // diagnosis, Markdown is redacted unless --no-redact, the others only with
 // --redact.
 func renderWatch(ios *iostreams.IOStreams, r *rules.Report, s *watch.Series, o watchOptions) error {
+	r = report.Scrub(r) // no credential reaches any format
 	if (o.Format == "markdown" && !o.NoRedact) || o.Redact {
 		r = report.Redact(r, selfIdentity())
 	}
