@@ -51,16 +51,21 @@ type RootCause struct {
 
 // Summary describes the machine in a few fields.
 type Summary struct {
-	OS          string       `json:"os"`
-	Kernel      string       `json:"kernel"`
-	WSL         int          `json:"wsl,omitempty"`
-	Container   string       `json:"container,omitempty"`
-	Driver      string       `json:"driver,omitempty"`
-	CUDADriver  string       `json:"cuda_driver,omitempty"`
-	GPUs        []SummaryGPU `json:"gpus,omitempty"`
-	Hostname    string       `json:"hostname,omitempty"`
-	User        string       `json:"user,omitempty"`
-	CollectedAt time.Time    `json:"collected_at"`
+	OS         string       `json:"os"`
+	Kernel     string       `json:"kernel"`
+	WSL        int          `json:"wsl,omitempty"`
+	Container  string       `json:"container,omitempty"`
+	Driver     string       `json:"driver,omitempty"`
+	CUDADriver string       `json:"cuda_driver,omitempty"`
+	GPUs       []SummaryGPU `json:"gpus,omitempty"`
+	// Python is the examined interpreter's version; TensorFlow the
+	// TensorFlow that import would load ("2.16.1", or "tensorflow-cpu
+	// 2.16.1" for another distribution); "" when not found or not examined.
+	Python      string    `json:"python,omitempty"`
+	TensorFlow  string    `json:"tensorflow,omitempty"`
+	Hostname    string    `json:"hostname,omitempty"`
+	User        string    `json:"user,omitempty"`
+	CollectedAt time.Time `json:"collected_at"`
 }
 
 // SummaryGPU is one GPU in the summary.
@@ -354,6 +359,15 @@ func summarize(s *host.Snapshot) *Summary {
 	}
 	if sum.Driver == "" {
 		sum.Driver = s.Modules.KernelDriverVersion
+	}
+	if py := s.Python; py != nil {
+		sum.Python = py.Version
+		if tf := py.TensorFlow; tf != nil && tf.Version != "" {
+			sum.TensorFlow = tf.Version
+			if tf.Dist != "" && tf.Dist != "tensorflow" {
+				sum.TensorFlow = tf.Dist + " " + tf.Version
+			}
+		}
 	}
 	for _, g := range s.NVML.GPUs {
 		sum.GPUs = append(sum.GPUs, SummaryGPU{Index: g.Index, Name: g.Name, MemoryMiB: g.MemoryTotalMiB, ComputeCapability: g.ComputeCapability, UUID: g.UUID})

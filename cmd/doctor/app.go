@@ -192,6 +192,7 @@ the lowest broken link as the root cause, with the evidence and the exact fix.
 			explainCommand(ios),
 			verifyCommand(f),
 			watchCommand(f),
+			fleetCommand(ios),
 			fixCommand(f),
 		},
 	}
