@@ -18,8 +18,8 @@ model); and which files could not be read (named, never fatal). A host with
 several reports counts once, with its newest. Redacted reports (--redact) name
 no host: each counts as a machine, named <host>.
 
-   doctor --quick --format json -o /shared/doctor/$(hostname).json   # on each node
-   doctor fleet /shared/doctor
+   doctor --quick --format json -o /srv/doctor-reports/$(hostname).json   # on each node
+   doctor fleet /srv/doctor-reports
    doctor fleet --format json reports/ > fleet.json                  # doctor.fleet/v1
 
 EXIT CODES:

@@ -9,14 +9,14 @@ import (
 )
 
 // The house has no import running back up (DESIGN.md): cmd -> report,
-// fixes, verify, watch -> rules -> checks -> host -> knowledge, and
+// fixes, verify, watch, fleet -> rules -> checks -> host -> knowledge, and
 // internal/* helpers import none of doctor's own packages above them.
 // watch renders with report's text options (same level, one way only).
 func TestImportsRunOneWay(t *testing.T) {
 	const mod = "github.com/tfdoctor/doctor/"
 	rank := map[string]int{
 		"knowledge": 0, "host": 1, "checks": 2, "rules": 3,
-		"report": 4, "fixes": 4, "verify": 4, "watch": 4, "cmd/doctor": 6,
+		"report": 4, "fixes": 4, "verify": 4, "watch": 4, "fleet": 4, "cmd/doctor": 6,
 	}
 	allowed := map[string]bool{"watch->report": true}
 	pkgs, _ := filepath.Glob(filepath.Join("..", "..", "internal", "*"))
