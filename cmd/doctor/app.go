@@ -197,10 +197,38 @@ the lowest broken link as the root cause, with the evidence and the exact fix.
 		},
 	}
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "doctor %s\n", c.App.Version) }
+	addDisplayFlags(app.Commands)
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = app.OnUsageError
 	}
 	return app
+}
+
+// addDisplayFlags gives every visible command the display flags, which
+// change only how output looks: --no-color and -v/--verbose. So they may be
+// written before any command (alias doctor='doctor --no-color', as before
+// flag positions were checked) and a script that passes them everywhere
+// keeps working (docs/CONTRACTS.md). A command that defines its own keeps
+// its own, with its own meaning; one that does not gets a --verbose whose
+// help says it changes nothing there.
+func addDisplayFlags(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if c.Hidden {
+			continue
+		}
+		idx := flagIndex(c.Flags)
+		if _, ok := idx["no-color"]; !ok {
+			c.Flags = append(c.Flags, &cli.BoolFlag{Name: "no-color", Usage: "no colour (also NO_COLOR=1)"})
+		}
+		if _, ok := idx["verbose"]; !ok {
+			v := &cli.BoolFlag{Name: "verbose", Usage: "taken by every command; " + c.Name + " has no more detail to show, so it changes nothing here"}
+			if _, ok := idx["v"]; !ok {
+				v.Aliases = []string{"v"}
+			}
+			c.Flags = append(c.Flags, v)
+		}
+		addDisplayFlags(c.Subcommands)
+	}
 }
 
 // fixFlagsNeedFix refuses --yes, --dry-run and --grace without --fix.

@@ -22,8 +22,13 @@ import (
 //   - "--" ends the flags; what follows is positional, in its order.
 //   - "-" alone is positional (standard input for explain and --from's value).
 //   - A flag written before a subcommand's name moves after it when the
-//     subcommand accepts it; when it does not, that is a usage error (a
-//     flag silently ignored is worse than a refusal).
+//     subcommand accepts it. Every command takes the display flags
+//     (--no-color, -v/--verbose: addDisplayFlags), so an alias such as
+//     alias doctor='doctor --no-color' works with every command.
+//   - A flag the command does not take, wherever it is written, is a usage
+//     error that names the commands that do take it (a flag silently
+//     ignored is worse than a refusal); a flag no command takes is left to
+//     urfave ("flag provided but not defined").
 //   - --version anywhere prints the version; --help/-h anywhere prints the
 //     help of the command it names (its arguments and other flags aside).
 
@@ -83,6 +88,50 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 		}
 	}
 	return nil
+}
+
+// whyNot says why a command refuses a flag that its neighbours take, where
+// the list of the commands that take it is not explanation enough; keyed
+// "command flag".
+var whyNot = map[string]string{
+	"verify quick": "--quick skips the ladder, and the ladder is all verify runs",
+	"verify root":  "verify runs real GPU work on this machine; a recorded tree has no GPU",
+}
+
+// flagTakers names the commands that take the flag name, in the order of
+// doctor --help, doctor itself first; hidden commands are left out.
+func flagTakers(app *cli.App, name string) []string {
+	var out []string
+	if _, ok := flagIndex(app.Flags)[name]; ok {
+		out = append(out, "doctor")
+	}
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.Hidden {
+				continue
+			}
+			if _, ok := flagIndex(c.Flags)[name]; ok {
+				out = append(out, prefix+c.Name)
+			}
+			walk(prefix+c.Name+" ", c.Subcommands)
+		}
+	}
+	walk("doctor ", app.Commands)
+	return out
+}
+
+// notTaken is the usage error for flag (as typed, without its value),
+// written on the command line of doctor path... that does not take it.
+func notTaken(app *cli.App, path []string, flag, name string) error {
+	where := strings.TrimSpace("doctor " + strings.Join(path, " "))
+	msg := flag + " does not apply to " + where
+	if len(path) > 0 {
+		if why, ok := whyNot[path[len(path)-1]+" "+name]; ok {
+			msg += " (" + why + ")"
+		}
+	}
+	return usageErr("%s; it is taken by %s", msg, strings.Join(flagTakers(app, name), ", "))
 }
 
 // normalizeArgs rewrites args (args[0] is the program) into the canonical
@@ -155,15 +204,23 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		// the first argument for a help topic ("No help topic for tf.log").
 		return append(append(out, path...), "--help"), nil
 	}
-	var moved [][]string
-	for _, l := range levels[:len(levels)-1] {
+	// A flag the leaf does not take but another command does is refused
+	// here, with the commands that take it; one no command takes is left
+	// to urfave, which says so.
+	for _, l := range levels {
 		for _, g := range l.flags {
 			name, _, _ := flagName(g[0])
-			if _, ok := known[name]; !ok && leaf.cmd != nil {
-				return nil, usageErr("%s does not apply to doctor %s", g[0], strings.Join(path, " "))
+			_, taken := known[name]
+			_, somewhere := anyFlags[name]
+			if !taken && somewhere {
+				flag, _, _ := strings.Cut(g[0], "=")
+				return nil, notTaken(app, path, flag, name)
 			}
-			moved = append(moved, g)
 		}
+	}
+	var moved [][]string
+	for _, l := range levels[:len(levels)-1] {
+		moved = append(moved, l.flags...)
 		if l.cmd != nil {
 			out = append(out, l.cmd.Name)
 		}

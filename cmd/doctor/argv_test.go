@@ -44,7 +44,6 @@ func TestNormalizeArgs(t *testing.T) {
 		{"verify --version", "--version"},
 		{"explain x --version", "--version"},
 		{"--version fix", "--version"},
-		{"explain --python --version", "explain --python --version"}, // a value, not a flag: urfave refuses --python
 		{"explain x --help", "explain --help"},
 		{"explain -h x --format json", "explain --help"},
 		{"--help verify", "verify --help"},
@@ -52,6 +51,11 @@ func TestNormalizeArgs(t *testing.T) {
 		{"explain -- -h", "explain -- -h"},
 		{"verify __rung", "verify __rung"},
 		{"--format=json rules", "rules --format=json"},
+		{"--no-color rules", "rules --no-color"},
+		{"-v rules", "rules -v"},
+		{"--no-color -v explain tf.log", "explain --no-color -v tf.log"},
+		{"--no-color verify", "verify --no-color"},
+		{"--nope rules", "rules --nope"}, // no command takes it: urfave says so
 	}
 	app := newApp(NewFactory(&iostreams.IOStreams{}))
 	for _, c := range cases {
@@ -120,7 +124,7 @@ func parseArgs(args ...string) (parsed, error) {
 			case "watch":
 				p.Watch, err = watchOptionsFrom(c)
 			case "rules":
-				p.Extra = map[string]any{"format": c.String("format"), "args": c.Args().Slice()}
+				p.Extra = map[string]any{"format": c.String("format"), "args": c.Args().Slice(), "verbose": c.Bool("verbose"), "no-color": c.Bool("no-color")}
 			}
 			return err
 		}
@@ -163,6 +167,14 @@ func TestFlagPositions(t *testing.T) {
 		{"-v watch --duration 2s", "watch -v --duration 2s", func(p parsed) bool { return p.Watch.Verbose && p.Watch.Duration == 2*time.Second }},
 		{"--format json watch -p 42", "watch --format json --pid 42", func(p parsed) bool { return p.Watch.Format == "json" && p.Watch.PID == 42 }},
 		{"-f json rules", "rules --format json", func(p parsed) bool { return p.Extra["format"] == "json" }},
+		// The display flags, before any command (alias doctor='doctor --no-color').
+		{"--no-color rules", "rules --no-color", func(p parsed) bool { return p.Cmd == "rules" && p.Extra["no-color"] == true }},
+		{"-v rules", "rules -v", func(p parsed) bool { return p.Cmd == "rules" && p.Extra["verbose"] == true }},
+		{"--no-color explain tf.log", "explain --no-color tf.log", func(p parsed) bool { return p.Explain.NoColor && p.Explain.Path == "tf.log" }},
+		{"--no-color -v watch", "watch --no-color -v", func(p parsed) bool { return p.Watch.NoColor && p.Watch.Verbose }},
+		{"--no-color -v verify", "verify --no-color -v", func(p parsed) bool { return p.Cmd == "verify" && p.Diag.NoColor && p.Diag.Verbose }},
+		{"--no-color -v snapshot", "snapshot --no-color -v", func(p parsed) bool { return p.Cmd == "snapshot" && p.Diag.NoColor && p.Diag.Verbose }},
+		{"--no-color -v fix --dry-run", "fix --no-color -v --dry-run", func(p parsed) bool { return p.Fix.diag.NoColor && p.Fix.diag.Verbose }},
 		{"--from - -v", "-v --from -", func(p parsed) bool { return p.Diag.From == "-" && p.Diag.Verbose }},
 		{"--check driver --skip driver.nvml --check env", "--check driver,env --skip driver.nvml", func(p parsed) bool {
 			return reflect.DeepEqual(p.Diag.Only, []string{"driver", "env"})
@@ -195,10 +207,19 @@ func TestFlagPositions(t *testing.T) {
 // that names the flag.
 func TestFlagPositionErrors(t *testing.T) {
 	cases := []struct{ args, msg string }{
-		{"--quick explain x", "--quick does not apply to doctor explain"},
-		{"--from x snapshot", "--from does not apply to doctor snapshot"},
-		{"--fix verify", "--fix does not apply to doctor verify"},
-		{"-v rules", "-v does not apply to doctor rules"},
+		{"--quick explain x", "--quick does not apply to doctor explain; it is taken by doctor, doctor snapshot, doctor fix"},
+		{"explain x --quick", "--quick does not apply to doctor explain; it is taken by doctor, doctor snapshot, doctor fix"},
+		{"--from x snapshot", "--from does not apply to doctor snapshot; it is taken by doctor"},
+		{"--fix verify", "--fix does not apply to doctor verify; it is taken by doctor"},
+		{"--python /x rules", "--python does not apply to doctor rules; it is taken by doctor, doctor snapshot, doctor verify, doctor fix"},
+		{"rules --redact", "--redact does not apply to doctor rules; it is taken by doctor, doctor snapshot, doctor explain, doctor verify, doctor watch, doctor fix"},
+		{"--format=json --quick rules", "--quick does not apply to doctor rules"},
+		{"explain --python --version", "--python does not apply to doctor explain"},
+		{"verify --quick", "--quick does not apply to doctor verify (--quick skips the ladder"},
+		{"--root /tmp verify", "--root does not apply to doctor verify (verify runs real GPU work on this machine"},
+		{"--size 64", "--size does not apply to doctor; it is taken by doctor verify"},
+		{"--pid=5 explain x", "--pid does not apply to doctor explain; it is taken by doctor watch"},
+		{"--nope rules", "flag provided but not defined: -nope"},
 		{"explain a b", "explain takes one FILE"},
 		{"--grace 5s", "--grace goes with --fix"},
 		{"--fix --grace 0s", "--grace must be positive"},
@@ -214,6 +235,64 @@ func TestFlagPositionErrors(t *testing.T) {
 			code, _, errOut := runDoctor(t, "", strings.Fields(c.args)...)
 			if code != exitUsage || !strings.Contains(errOut, c.msg) {
 				t.Errorf("exit %d, want 2; stderr %q", code, errOut)
+			}
+		})
+	}
+}
+
+// TestDisplayFlagsEverywhere: every command a user can type takes the
+// display flags, so alias doctor='doctor --no-color' (or -v) works with all
+// of them.
+func TestDisplayFlagsEverywhere(t *testing.T) {
+	app := newApp(NewFactory(&iostreams.IOStreams{}))
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.Hidden {
+				continue
+			}
+			idx := flagIndex(c.Flags)
+			for _, n := range []string{"no-color", "verbose", "v"} {
+				if _, ok := idx[n]; !ok {
+					t.Errorf("%s%s does not take --%s", prefix, c.Name, n)
+				}
+			}
+			walk(prefix+c.Name+" ", c.Subcommands)
+		}
+	}
+	walk("doctor ", app.Commands)
+}
+
+// TestDisplayFlagsExitCodes: the display flags before a command run it as
+// written after it; on rules, which prints every doc in full and no colour,
+// they change nothing at all.
+func TestDisplayFlagsExitCodes(t *testing.T) {
+	log := explainLogs + "/libcudnn_missing/tf216_vlog_cudnn.log"
+	_, plain, _ := runDoctor(t, "", "rules")
+	cases := []struct {
+		args []string
+		code int
+		same string // "" or the output it must equal
+	}{
+		{[]string{"--no-color", "rules"}, 0, plain},
+		{[]string{"-v", "rules"}, 0, plain},
+		{[]string{"rules", "--verbose", "--no-color"}, 0, plain},
+		{[]string{"--no-color", "explain", log}, 1, ""},
+		{[]string{"-v", "--no-color", "explain", log}, 1, ""},
+		{[]string{"--quick", "explain", log}, 2, ""},
+		{[]string{"--python", "/usr/bin/python3", "rules"}, 2, ""},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, out, errOut := runDoctor(t, "", c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, c.code, errOut)
+			}
+			if c.same != "" && out != c.same {
+				t.Errorf("output differs from plain doctor rules:\n%s", out)
+			}
+			if code == exitUsage && !strings.Contains(errOut, "it is taken by doctor") {
+				t.Errorf("stderr %q does not name the commands that take the flag", errOut)
 			}
 		})
 	}

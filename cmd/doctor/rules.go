@@ -28,6 +28,9 @@ func rulesCommand(ios *iostreams.IOStreams) *cli.Command {
 		Usage: "list every check and log signature with its ID, cause and documentation",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text or json"},
+			// Display flags, taken by every command (addDisplayFlags).
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "taken by every command; rules always prints each entry's documentation in full, so it changes nothing here"},
+			&cli.BoolFlag{Name: "no-color", Usage: "taken by every command; rules prints no colour, so it changes nothing here"},
 		},
 		Action: func(c *cli.Context) error {
 			var docs []ruleDoc

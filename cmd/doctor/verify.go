@@ -67,7 +67,7 @@ one layer, so that a failure says which layer broke:
 Figures are medians after warm-up, next to what the GPU model should reach; a
 result far under it is a performance finding. 'doctor' runs the same ladder
 unless --quick. Exit code 1 when a rung fails.`,
-		Flags: append(commonFlags(),
+		Flags: append(verifyCommonFlags(),
 			&cli.IntFlag{Name: "size", Value: verify.DefaultSize, Usage: "m = n = k of the timed products"},
 			&cli.IntFlag{Name: "runs", Value: verify.DefaultRuns, Usage: "timed runs after warm-up; figures are their median"},
 			&cli.StringFlag{Name: "framework", Value: "auto", Usage: "auto (TensorFlow, else PyTorch, JAX, CuPy), tensorflow, torch, jax, cupy or none"},
@@ -95,12 +95,6 @@ unless --quick. Exit code 1 when a rung fails.`,
 			if err != nil {
 				return err
 			}
-			switch {
-			case o.Root != "":
-				return usageErr("verify runs on this machine; --root does not apply")
-			case o.Quick:
-				return usageErr("--quick skips the ladder; it does not apply to verify")
-			}
 			vo, err := verifyOptionsFrom(c, o)
 			if err != nil {
 				return err
@@ -108,6 +102,18 @@ unless --quick. Exit code 1 when a rung fails.`,
 			return runVerify(c.Context, o, vo, f)
 		},
 	}
+}
+
+// verifyCommonFlags are commonFlags less --quick and --root, which verify
+// does not take (argv.go's whyNot says why).
+func verifyCommonFlags() []cli.Flag {
+	var out []cli.Flag
+	for _, f := range commonFlags() {
+		if n := f.Names()[0]; n != "quick" && n != "root" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func verifyOptionsFrom(c *cli.Context, o diagnoseOptions) (verify.Options, error) {

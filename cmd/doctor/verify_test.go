@@ -128,7 +128,7 @@ func TestVerifyUsageErrors(t *testing.T) {
 		{[]string{"verify", "--framework", "mxnet"}, `unknown framework "mxnet"`},
 		{[]string{"verify", "--rung", "kernel"}, `unknown rung "kernel"`},
 		{[]string{"verify", "--quick"}, "--quick skips the ladder"},
-		{[]string{"verify", "--from", "x.json"}, "flag provided but not defined: -from"},
+		{[]string{"verify", "--from", "x.json"}, "--from does not apply to doctor verify; it is taken by doctor"},
 		{[]string{"verify", "--root", "/tmp"}, "--root does not apply"},
 		{[]string{"verify", "now"}, "verify takes no arguments"},
 		{[]string{"verify", "--rung-timeout", "-1s"}, "--rung-timeout must be positive"},
