@@ -269,6 +269,10 @@ func TestDisplayFlagsEverywhere(t *testing.T) {
 func TestDisplayFlagsExitCodes(t *testing.T) {
 	log := explainLogs + "/libcudnn_missing/tf216_vlog_cudnn.log"
 	_, plain, _ := runDoctor(t, "", "rules")
+	report := filepath.Join(t.TempDir(), "no-driver.json")
+	if code, _, errOut := runDoctor(t, "", "--from", scenarioSnap("no-driver"), "--format", "json", "-o", report); code != exitFindings {
+		t.Fatalf("writing a report: exit %d: %s", code, errOut)
+	}
 	cases := []struct {
 		args []string
 		code int
@@ -279,7 +283,9 @@ func TestDisplayFlagsExitCodes(t *testing.T) {
 		{[]string{"rules", "--verbose", "--no-color"}, 0, plain},
 		{[]string{"--no-color", "explain", log}, 1, ""},
 		{[]string{"-v", "--no-color", "explain", log}, 1, ""},
+		{[]string{"--no-color", "-v", "fleet", report}, 1, ""},
 		{[]string{"--quick", "explain", log}, 2, ""},
+		{[]string{"--quick", "fleet", report}, 2, ""},
 		{[]string{"--python", "/usr/bin/python3", "rules"}, 2, ""},
 	}
 	for _, c := range cases {
