@@ -238,6 +238,7 @@ type draft struct {
 	evidence  map[string]any
 	next      []string
 	fixes     []checks.Fix // extra fixes before the cause's
+	onlyFixes bool         // d.fixes replace the cause's (a reasoner knows better)
 	reasons   []string     // reasoners that changed it
 }
 
@@ -713,7 +714,10 @@ func (st *explainState) finding(d *draft) checks.Finding {
 	}
 	var fixes []checks.Fix
 	if !d.benign && !d.noFix {
-		fixes = append(append(fixes, d.fixes...), st.lib.fixesOf(d.cause)...)
+		fixes = append(fixes, d.fixes...)
+		if !d.onlyFixes {
+			fixes = append(fixes, st.lib.fixesOf(d.cause)...)
+		}
 	}
 	if fixes == nil {
 		fixes = []checks.Fix{}

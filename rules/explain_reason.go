@@ -111,6 +111,16 @@ application Xids (13, 31, 43, 45) are warnings about the program.`,
 		Run: reasonXid,
 	},
 	{
+		ID: "explain.blackwell", Title: "A Blackwell GPU on a TensorFlow release known to fail on it", Link: checks.LinkPython, Phase: phaseFindings,
+		Causes: []string{"unsupported_compute_capability"},
+		Doc: `A compute capability of 10.0 or newer (Blackwell: B200, RTX 50xx) in a paste about
+missing kernels or PTX JIT, with a TensorFlow release the knowledge base lists as
+failing on it (2.16 to 2.21: CUDA_ERROR_INVALID_PTX, CUDA_ERROR_INVALID_HANDLE; the
+paste's version, else the newest release): an error, not a slow first start, with
+what is known to work today and what is not verified.`,
+		Run: reasonBlackwell,
+	},
+	{
 		ID: "explain.ecc_count", Title: "nvidia-smi's uncorrected ECC count", Link: checks.LinkHardware, Phase: phaseFindings,
 		Causes: []string{"gpu_ecc_errors"},
 		Doc:    `A non-zero 'Volatile Uncorr. ECC' cell in nvidia-smi's table: the GPU returned corrupt memory since the driver loaded.`,
@@ -871,6 +881,55 @@ func reasonXid(st *explainState) {
 			d.fixes = append(d.fixes, checks.Fix{ID: checks.FixPCIeReseat, Title: "Check the GPU's seating, riser, power and cooling", Risk: checks.RiskDangerous, Manual: true,
 				Steps: []string{"Power off; reseat the GPU (and riser); check its power cables and airflow", "Recurring Xid 79: ask the vendor"}})
 		}
+	}
+}
+
+func reasonBlackwell(st *explainState) {
+	var drafts []*draft
+	cc := ""
+	for _, d := range st.draftsWithCause("unsupported_compute_capability") {
+		drafts = append(drafts, d)
+		if v := knowledge.Version(d.values["cc"]); len(v) >= 2 && v.Major() >= 10 {
+			cc = v[:2].String()
+		}
+	}
+	if cc == "" || len(drafts) == 0 {
+		return
+	}
+	tf, _, ok := st.firstFact("tf_version")
+	which := "TensorFlow " + tf
+	if !ok {
+		tf = knowledge.TFBuilds()[0].TF // the newest release
+	}
+	fail, known := knowledge.KnownCCFailure(tf, cc)
+	if !known {
+		return
+	}
+	if !ok {
+		which = fmt.Sprintf("TensorFlow %s to %s (the paste names no version)", fail.Min, fail.Max)
+	}
+	var steps, unverified []string
+	for _, w := range fail.Works {
+		if w.Mark.Verified() {
+			steps = append(steps, w.Text+" ("+w.Source+")")
+		} else {
+			unverified = append(unverified, w.Text)
+		}
+	}
+	for _, d := range drafts {
+		d.severity = checks.SevError
+		d.detail = fmt.Sprintf("%s on compute capability %s. %s.", which, cc, fail.What)
+		if len(unverified) > 0 {
+			d.detail += " Not verified: " + strings.Join(unverified, "; ") + "."
+		}
+		d.ev("known_failure_source", fail.Source)
+		d.ev("known_failure_mark", string(fail.Mark))
+		d.fixes = nil
+		if len(steps) > 0 {
+			d.fixes = []checks.Fix{{ID: checks.FixOlderTensorFlow, Title: "Use a TensorFlow build that supports this GPU", Risk: checks.RiskSafe, Manual: true, Steps: steps}}
+		}
+		d.onlyFixes = true
+		d.reasons = append(d.reasons, "explain.blackwell")
 	}
 }
 

@@ -45,3 +45,28 @@ func TestExplainXidCatalog(t *testing.T) {
 		t.Errorf("%d Xid findings: %q", seen, titles)
 	}
 }
+
+// Issue 12, item 2: a Blackwell GPU's missing kernels are a known failure,
+// not a slow first start; the fix is what works today (secondary), the
+// unverified part is only named.
+func TestExplainBlackwell(t *testing.T) {
+	r := explainFile(t, "testdata/explain/logs/unsupported_compute_capability/blackwell_invalid_ptx.log")
+	if r.RootCause == nil || r.RootCause.Cause != "unsupported_compute_capability" {
+		t.Fatalf("root cause %+v", r.RootCause)
+	}
+	for _, f := range r.Findings {
+		if f.Cause != "unsupported_compute_capability" {
+			continue
+		}
+		if f.Severity != checks.SevError || !strings.Contains(f.Detail, "CUDA_ERROR_INVALID_PTX") || !strings.Contains(f.Detail, "Not verified") {
+			t.Errorf("%s: %s %q", f.ID, f.Severity, f.Detail)
+		}
+		for _, fx := range f.Fixes {
+			for _, st := range fx.Steps {
+				if strings.Contains(st, "nightly") || strings.Contains(st, "newest TensorFlow") {
+					t.Errorf("%s: fix step %q (no release or nightly works on Blackwell)", f.ID, st)
+				}
+			}
+		}
+	}
+}
