@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -162,6 +164,10 @@ func (s *Session) consent(ctx context.Context, p *Plan) (bool, string, string) {
 	if p.NeedsRoot && !s.M.root() {
 		return false, "needs-root", "needs root; nothing changed: " + s.sudoLine(p)
 	}
+	if path, who := s.otherUser(p); path != "" {
+		return false, "other-user", fmt.Sprintf("%s belongs to %s: as root, doctor does not change another user's environment; as %s, run: %s",
+			sanitize(path), sanitize(who), sanitize(who), displayArgv([]string{s.self(), "fix", p.ID}))
+	}
 	if !s.TTY {
 		if p.Risk == checks.RiskDangerous {
 			return false, "skipped", "dangerous: needs a yes on a terminal (--yes never covers it)"
@@ -181,6 +187,56 @@ func (s *Session) consent(ctx context.Context, p *Plan) (bool, string, string) {
 		return false, "declined", "you said no"
 	}
 	return true, "", ""
+}
+
+// otherUser says whose environment a plan's user-scope steps would change
+// when doctor runs as root and that environment is another user's: the
+// first target (a file to edit, the environment a command installs into)
+// owned by someone else, and that user's name; "" when there is none. Who
+// runs doctor decides what runs: root applies system steps, and prints the
+// steps that belong in another user's home or environment.
+func (s *Session) otherUser(p *Plan) (path, who string) {
+	if !s.M.root() {
+		return "", ""
+	}
+	me := s.M.uid()
+	for _, st := range p.Steps {
+		if st.NeedsRoot {
+			continue
+		}
+		target := ""
+		switch {
+		case st.Kind.isFile():
+			target = st.Path
+		case st.Kind == KindRun:
+			target = p.param("env_prefix")
+			if target == "" {
+				target = p.param("python")
+			}
+		}
+		if target == "" || !filepath.IsAbs(target) {
+			continue
+		}
+		if uid, _ := ownerOf(target); uid >= 0 && uid != me {
+			return target, userName(uid)
+		}
+	}
+	return "", ""
+}
+
+// userName is the login name of uid, else "user <uid>".
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return fmt.Sprintf("user %d", uid)
+}
+
+func (s *Session) self() string {
+	if s.Self == "" {
+		return "doctor"
+	}
+	return s.Self
 }
 
 func hasFileStep(p *Plan) bool {

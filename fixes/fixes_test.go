@@ -815,3 +815,38 @@ func TestDependencyOrder(t *testing.T) {
 		t.Errorf("order %v, want %s", got, want)
 	}
 }
+
+// As root, doctor applies system steps but not steps in another user's
+// environment: a .bashrc in a home that another user owns is printed, not
+// edited. As that user, the same plan runs. (Needs root to give the home
+// to another user.)
+func TestRootLeavesAnotherUsersEnvironment(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to make files another user owns")
+	}
+	e := newEnv(t)
+	seeded := seedCVD(t, e, 0)
+	rc := seeded[0].path
+	const other = 424243
+	for _, p := range []string{e.home, rc} {
+		if err := os.Chown(p, other, other); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plans, _, _ := Build(e.m, report(cvdFix), nil)
+	s, out := e.session("", false, true)
+	res := s.Run(context.Background(), plans)
+	if res.Applied() || e.read(rc) != seeded[0].old {
+		t.Fatalf("root changed another user's .bashrc:\n%s", out)
+	}
+	if o := res.Outcomes[0]; o.State != "other-user" || !strings.Contains(o.Reason, rc+" belongs to user 424243") || !strings.Contains(o.Reason, "doctor fix unset-cuda-visible-devices") {
+		t.Errorf("outcome %s: %s", o.State, o.Reason)
+	}
+	// The same plan as that user (doctor acting for uid 424243, not root).
+	e.m.IsRoot = func() bool { return false }
+	e.m.UID = other
+	s, out = e.session("", false, true)
+	if res := s.Run(context.Background(), plans); !res.Applied() || e.read(rc) != seeded[0].new {
+		t.Errorf("as the owner, the line was not disabled:\n%s", out)
+	}
+}

@@ -381,3 +381,44 @@ func TestAfterFixEnv(t *testing.T) {
 }
 
 func strp(s string) *string { return &s }
+
+// TestFixCausesOnThisMachine is issue 10's acceptance on a machine with no
+// NVIDIA driver, as a user: CUDA_VISIBLE_DEVICES=-1 in a real ~/.bashrc is
+// an independent cause, so `doctor --fix --yes --skip python` disables the
+// line in the same run, while the driver install (dangerous, root) is only
+// printed. Everything is live but the home folder: the ladder runs, NVML
+// is looked for.
+func TestFixCausesOnThisMachine(t *testing.T) {
+	if _, err := os.Stat("/proc/driver/nvidia/version"); err == nil {
+		t.Skip("this machine has an NVIDIA driver; the acceptance is for one without")
+	}
+	e := newFixEnv(t)
+	f := NewFactory(nil)
+	f.IsRoot = func() bool { return false }
+	f.RungChild = func() []string { return []string{os.Args[0], "-test.run=^TestVerifyRungChild$"} }
+	t.Setenv("DOCTOR_VERIFY_CHILD", "1")
+
+	code, out, errOut := doctorWith(t, f, false, "", "--fix", "--yes", "--skip", "python")
+	if got := e.read(t); got != "# from a tutorial\n: # doctor --fix disabled: export CUDA_VISIBLE_DEVICES=-1\n" {
+		t.Errorf("the line was not disabled; .bashrc:\n%s\n%s\n%s", got, out, errOut)
+	}
+	for _, want := range []string{
+		"Install the NVIDIA driver", // planned and shown in full
+		"not applied (dangerous",    // not run
+		"as root: sudo apt-get",     // a user sees the sudo lines
+		"✓ unset-cuda-visible-devices",
+		"✓ fixed: CUDA_VISIBLE_DEVICES=\"-1\" hides every GPU",
+		"Root cause: No NVIDIA driver is installed [driver_missing]",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if i, j := strings.Index(out, "Install the NVIDIA driver"), strings.Index(out, "Stop hiding the GPU"); i < 0 || j < 0 || i > j {
+		t.Errorf("the driver install is not planned first:\n%s", out)
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1: the driver is still missing", code)
+	}
+	t.Logf("doctor --fix --yes --skip python:\n%s", out)
+}
