@@ -327,7 +327,7 @@ var TensorFlowInstall = &Check{
 	Link:     LinkPython,
 	Title:    "TensorFlow install",
 	Causes:   []string{"tf_not_installed", "tf_cpu_only_build_installed", "tf_windows_native_gpu_unsupported"},
-	Requires: []string{"python", "python.environment"},
+	Requires: []string{"python", "tensorflow", "python.environment"},
 	Doc: `Reads which TensorFlow distribution owns the tensorflow package that
 import finds, and its build facts from tensorflow/python/platform/
 build_info.py (is_cuda_build, cuda_version, cudnn_version), as files.

@@ -45,6 +45,7 @@ var All = []*Check{
 	VerifyDriver,
 	VerifyLibraries,
 	VerifyFramework,
+	VerifyLadder,
 	// performance
 	Throttle,
 	VerifySpeed,

@@ -71,6 +71,68 @@ doctor explain and shown with -v.`,
 	Run: rungCheck(host.RungFramework, ""),
 }
 
+// VerifyLadder is the ladder's verdict as a whole: "no problem" needs
+// evidence of health, so a ladder none of whose rungs could run (no
+// framework, no cgo, every rung cut short by --timeout) is not a pass.
+var VerifyLadder = &Check{
+	ID:       "runtime.verified",
+	Link:     LinkRuntime,
+	Title:    "GPU work verified",
+	Causes:   []string{"check_incomplete"},
+	Requires: []string{"ladder"},
+	Doc: `The ladder proves the GPU works only through a rung that ran and passed. When
+every rung that was asked for was skipped (no framework installed for the
+framework rung alone, doctor built without cgo, or the run's --timeout ran
+out first), nothing was proved: this check says the GPU was not verified,
+and doctor verify exits 1, instead of reporting no problem.`,
+	Run: func(p *Pass) {
+		v := p.Snap.Verification
+		var passed, failed int
+		var why []string
+		for _, r := range v.Rungs {
+			switch r.Status {
+			case host.RungPass:
+				passed++
+			case host.RungFail:
+				failed++
+			default:
+				why = append(why, r.Name+": "+r.Summary)
+			}
+		}
+		switch {
+		case failed > 0:
+			p.Skip("a rung failed (see its finding)")
+		case passed > 0:
+			p.OK(fmt.Sprintf("%s passed", plural(passed, "rung", "rungs")))
+		default:
+			detail := "No rung of the ladder ran to a result, so nothing shows that the GPU computes."
+			if len(why) > 0 {
+				detail += " " + strings.Join(why, "; ") + "."
+			}
+			p.Warn("check_incomplete", "The GPU was not verified: no rung of the ladder could run", detail,
+				Ev{"rungs": len(v.Rungs)})
+		}
+	},
+}
+
+// Verified reports whether a ladder proved the GPU works: a rung passed and
+// none failed.
+func Verified(v *host.Verification) bool {
+	if v == nil {
+		return false
+	}
+	passed := false
+	for _, r := range v.Rungs {
+		switch r.Status {
+		case host.RungFail:
+			return false
+		case host.RungPass:
+			passed = true
+		}
+	}
+	return passed
+}
+
 func rungCheck(name, failPrefix string) func(*Pass) {
 	return func(p *Pass) {
 		v := p.Snap.Verification

@@ -119,6 +119,11 @@ func (s *Snapshot) Fact(name string) FactState {
 		if tf := s.Python.TensorFlow; tf != nil && tf.Dist != "" {
 			return FactState{FactObserved, ""}
 		}
+		if len(s.Python.SitePaths) == 0 {
+			// Nothing was looked at: the interpreter's version (and so its
+			// site-packages) is not known.
+			return FactState{FactUnknown, "the environment's site-packages folders are not known (the interpreter's version could not be read)"}
+		}
 		return FactState{FactAbsent, "no TensorFlow distribution in the examined environment"}
 	case FactNvidiaModule:
 		if f := s.Fact("modules"); !f.Known() {

@@ -58,7 +58,7 @@ var Causes = []Cause{
 	{"healthy", "Nothing is wrong."},
 	// Added by doctor (documented in `doctor rules`).
 	{"driver_unresponsive", "Added by doctor: the driver did not answer in time (nvidia-smi or NVML hung), which usually means a hung GPU or driver."},
-	{"check_incomplete", "Added by doctor: a collector failed or timed out, so one link could not be examined."},
+	{"check_incomplete", "Added by doctor: a collector failed or timed out, so one link could not be examined; or no rung of the verification ladder could run, so the GPU was not verified."},
 	{"gpu_not_used", "Added by doctor: the watched job is not among the GPU's processes; it runs on the CPU."},
 	{"gpu_underutilized", "Added by doctor: the GPU is mostly idle while the watched job's CPU is not saturated and it does not wait on I/O (small batches, many small ops, synchronisation, or work off the GPU)."},
 	{"gpu_compute_failed", "Added by doctor: real GPU work of the verification ladder failed or gave wrong results (a CUDA, cuBLAS or framework call returned an error) for a reason the evidence does not pin down; the rung's error says what failed."},

@@ -88,7 +88,8 @@ func TestCausalInvariantsOnRecordedMachines(t *testing.T) {
 func TestIndependentCausesBesideMissingDriver(t *testing.T) {
 	s := readSnapshot(t, "../testdata/scenarios/no-driver/snapshot.json")
 	s.Env["CUDA_VISIBLE_DEVICES"] = "-1"
-	s.Python = &host.Python{Found: true, Executable: "/home/alice/venv/bin/python3", Prefix: "/home/alice/venv", Kind: "venv", Version: "3.12.3", Source: "VIRTUAL_ENV"}
+	s.Python = &host.Python{Found: true, Executable: "/home/alice/venv/bin/python3", Prefix: "/home/alice/venv", Kind: "venv", Version: "3.12.3", Source: "VIRTUAL_ENV",
+		SitePaths: []host.SitePath{{Path: "/home/alice/venv/lib/python3.12/site-packages", From: "env"}}}
 	s.Libraries = &host.Libraries{}
 	s.Collectors["python"] = host.CollectorStatus{State: host.FactObserved}
 	r, err := rules.Evaluate(s, rules.Options{})

@@ -59,6 +59,9 @@ type Options struct {
 	GPU host.GPUSource
 	// Progress, when set, is called as each rung finishes.
 	Progress func(host.Rung)
+	// Waiting, when set, is called as the ladder starts waiting for a rung,
+	// with the moment it gives up on it.
+	Waiting func(rung string, deadline time.Time)
 
 	// pythonFrom and pythonErr record how the interpreter was resolved.
 	pythonFrom string
@@ -255,8 +258,21 @@ func Run(ctx context.Context, opts Options) *host.Verification {
 		if s.done != nil {
 			r = *s.done
 		} else {
-			out := s.proc.wait(ctx, time.Now().Add(s.timeout))
-			r = s.finish(out, s.proc.pid())
+			// The rung's own deadline, cut to what the run has left
+			// (--timeout bounds the whole run).
+			deadline, cut := time.Now().Add(s.timeout), false
+			if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+				deadline, cut = dl, true
+			}
+			if o.Waiting != nil {
+				o.Waiting(s.name, deadline)
+			}
+			out := s.proc.wait(ctx, deadline)
+			if cut && (out.timedOut || errors.Is(out.err, context.DeadlineExceeded)) {
+				r = cutRung(s.name, out, s.proc.pid())
+			} else {
+				r = s.finish(out, s.proc.pid())
+			}
 		}
 		if r.Status == host.RungFail && r.Cause == "" {
 			r.Cause = causeComputeFailed
@@ -343,6 +359,21 @@ func (s *step) start(o Options, req childRequest) {
 	}
 	s.proc = p
 	s.finish = func(out outcome, pid int) host.Rung { return childResult(s.name, out, pid) }
+}
+
+// cutRung is a rung stopped by the run's --timeout before its own deadline:
+// it could not run to the end, which proves nothing about the GPU (a
+// skip, not a failure), and its child was killed with its process group.
+func cutRung(name string, out outcome, pid int) host.Rung {
+	r := host.Rung{Name: name, Status: host.RungSkip, PID: pid, TimedOut: true,
+		Summary: fmt.Sprintf("not finished when the run's --timeout ran out (after %.1f s); stopped, nothing proved", out.duration.Seconds()),
+		Facts:   map[string]string{"cut_short": "--timeout"}}
+	if out.stuck {
+		r.Summary += "; the child could not be killed (stuck inside the driver)"
+	}
+	r.DurationMS = float64(out.duration.Microseconds()) / 1000
+	r.Stderr = tail(out.stderr, 16<<10)
+	return r
 }
 
 // childResult turns what a rung child printed into its result.

@@ -12,7 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/tfdoctor/doctor/fixes"
-	"github.com/tfdoctor/doctor/host"
 	"github.com/tfdoctor/doctor/internal/iostreams"
 )
 
@@ -126,7 +125,7 @@ func commonFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "quick", Usage: "no runtime probe: no Python import and no GPU matmul"},
 		&cli.StringFlag{Name: "python", Usage: "the interpreter whose environment is examined (default: the active conda env or venv, else python3 on PATH)"},
 		&cli.StringFlag{Name: "root", Usage: "read machine files under `DIR` instead of / (recorded trees, support cases)"},
-		&cli.DurationFlag{Name: "timeout", Value: host.DefaultTimeout, Usage: "bound for gathering the evidence; each collector also has its own deadline"},
+		&cli.DurationFlag{Name: "timeout", Value: DefaultRunTimeout, Usage: "bound for the whole run, the ladder included; collectors keep their own short deadlines and each rung's deadline is cut to what is left"},
 		&cli.BoolFlag{Name: "no-color", Usage: "no colour (also NO_COLOR=1)"},
 		&cli.StringSliceFlag{Name: "check", Usage: "run only this check `ID` (or a whole link, e.g. driver); repeatable"},
 		&cli.StringSliceFlag{Name: "skip", Usage: "leave out this check `ID` (or link); repeatable"},

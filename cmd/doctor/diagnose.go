@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,7 +17,9 @@ import (
 
 // loadSnapshot reads --from, or gathers this machine (or the --root tree)
 // with the environment environ (nil: f.Environ()); on this machine, unless
-// --quick, the verification ladder runs into the snapshot.
+// --quick, the verification ladder runs into the snapshot. --timeout bounds
+// the two together: collectors keep their own short deadlines, and each
+// rung's deadline is cut to what is left.
 func loadSnapshot(ctx context.Context, o diagnoseOptions, f *Factory, environ []string) (*host.Snapshot, string, error) {
 	ios := f.IOStreams
 	if environ == nil {
@@ -30,7 +31,6 @@ func loadSnapshot(ctx context.Context, o diagnoseOptions, f *Factory, environ []
 	}
 	hopts := host.Options{
 		Root:    o.Root,
-		Timeout: o.Timeout,
 		Python:  o.Python,
 		Quick:   o.Quick,
 		Version: toolVersion(),
@@ -42,12 +42,16 @@ func loadSnapshot(ctx context.Context, o diagnoseOptions, f *Factory, environ []
 	} else if st, err := os.Stat(o.Root); err != nil || !st.IsDir() {
 		return nil, "", usageErr("--root %s: not a folder", o.Root)
 	}
-	progress := startProgress(ios, o)
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	notice := newWaitNotice(ios.ErrOut, ios.IsStderrTTY() && o.Format == "text")
+	defer notice.close()
+	progress := startProgress(ctx, notice, o)
 	hopts.Progress = progress.step
 	s := host.Gather(ctx, hopts)
-	progress.done()
+	notice.idle()
 	if !o.Quick && hopts.GPU != nil {
-		probeRuntime(ctx, s, o, f, environ)
+		probeRuntime(ctx, s, o, f, environ, notice)
 	}
 	return s, "live", nil
 }
@@ -164,45 +168,56 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// progress draws one status line on a terminal's stderr while collectors
-// run, and prints collector timings with -v when stderr is not a terminal.
+// progress follows the gather: what is still being collected (for the
+// wait notice), and with -v each collector's time as it ends.
 type progress struct {
-	ios     *iostreams.IOStreams
+	notice  *waitNotice
 	o       diagnoseOptions
-	start   time.Time
-	n       int
-	enabled bool
+	until   time.Time
+	pending []string
 }
 
-func startProgress(ios *iostreams.IOStreams, o diagnoseOptions) *progress {
-	p := &progress{ios: ios, o: o, start: time.Now(), enabled: ios.IsStderrTTY() && o.Format == "text"}
-	if p.enabled {
-		fmt.Fprint(ios.ErrOut, "doctor: examining this machine…")
+func startProgress(ctx context.Context, notice *waitNotice, o diagnoseOptions) *progress {
+	p := &progress{notice: notice, o: o, until: time.Now().Add(host.DefaultTimeout), pending: host.CollectorNames()}
+	if dl, ok := ctx.Deadline(); ok && dl.Before(p.until) {
+		p.until = dl
 	}
+	p.show()
 	return p
 }
 
+func (p *progress) show() {
+	if len(p.pending) == 0 {
+		p.notice.idle()
+		return
+	}
+	what := "the " + p.pending[0] + " collector"
+	if len(p.pending) > 1 {
+		what = "the collectors " + strings.Join(p.pending, ", ")
+	}
+	p.notice.set(what, p.until)
+}
+
 func (p *progress) step(name string, st host.CollectorStatus) {
-	p.n++
-	switch {
-	case p.enabled:
-		fmt.Fprintf(p.ios.ErrOut, "\r\033[Kdoctor: examining this machine… %d/%d (%s)", p.n, len(host.CollectorNames()), name)
-	case p.o.Verbose:
+	for i, n := range p.pending {
+		if n == name {
+			p.pending = append(p.pending[:i:i], p.pending[i+1:]...)
+			break
+		}
+	}
+	if p.o.Verbose {
 		state := "ok"
 		switch {
 		case st.Skipped != "":
 			state = "skipped: " + st.Skipped
+		case st.Cut:
+			state = "cut short by --timeout"
 		case st.TimedOut:
 			state = "timed out"
 		case st.Error != "":
 			state = "error: " + strings.SplitN(st.Error, "\n", 2)[0]
 		}
-		fmt.Fprintf(p.ios.ErrOut, "doctor: collector %-11s %7.1f ms  %s\n", name, st.DurationMS, state)
+		p.notice.line("doctor: collector %-11s %7.1f ms  %s\n", name, st.DurationMS, state)
 	}
-}
-
-func (p *progress) done() {
-	if p.enabled {
-		fmt.Fprint(p.ios.ErrOut, "\r\033[K")
-	}
+	p.show()
 }

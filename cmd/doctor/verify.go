@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -143,14 +142,20 @@ func verifyOptionsFrom(c *cli.Context, o diagnoseOptions) (verify.Options, error
 func runVerify(ctx context.Context, o diagnoseOptions, vo verify.Options, f *Factory) error {
 	ios := f.IOStreams
 	environ := f.Environ()
+	// --timeout bounds the whole run: each rung's deadline is cut to what
+	// is left.
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	notice := newWaitNotice(ios.ErrOut, ios.IsStderrTTY() && o.Format == "text")
+	defer notice.close()
 	type gathered struct{ s *host.Snapshot }
 	ch := make(chan gathered, 1)
 	go func() {
-		ch <- gathered{host.Gather(ctx, host.Options{Only: verifyCollectors, GPU: f.GPU(), Timeout: o.Timeout, Environ: environ, Now: f.Now,
+		ch <- gathered{host.Gather(ctx, host.Options{Only: verifyCollectors, GPU: f.GPU(), Environ: environ, Now: f.Now,
 			Python: o.Python, Quick: true, Version: toolVersion()})}
 	}()
 	vo.GPU = f.GPU()
-	v := runLadder(ctx, vo, o, f, environ)
+	v := runLadder(ctx, vo, o, f, environ, notice)
 	s := (<-ch).s
 	s.Verification = v
 	r, err := rules.Evaluate(s, rules.Options{Only: []string{"runtime", "performance"}, Skip: o.Skip})
@@ -163,16 +168,22 @@ func runVerify(ctx context.Context, o diagnoseOptions, vo verify.Options, f *Fac
 	}
 	r.Source = "live"
 	o.Command = "doctor verify"
+	notice.close()
 	if err := render(ios, r, s, o); err != nil {
 		return internalErr("writing the report: %v", err)
 	}
-	return exitCode(r.ExitCode())
+	// A ladder that proved nothing (every rung skipped or cut short) is not
+	// a pass.
+	if code := r.ExitCode(); code != 0 || !checks.Verified(v) {
+		return exitCode(exitFindings)
+	}
+	return nil
 }
 
 // probeRuntime is the runtime part of plain `doctor` (and of `doctor
 // snapshot`): the ladder, run after the gather, with what the gather found
 // about the examined Python and its libraries.
-func probeRuntime(ctx context.Context, s *host.Snapshot, o diagnoseOptions, f *Factory, environ []string) {
+func probeRuntime(ctx context.Context, s *host.Snapshot, o diagnoseOptions, f *Factory, environ []string, notice *waitNotice) {
 	// The ladder probes the interpreter the snapshot examined; without
 	// one it resolves --python the same way (host.ResolvePython).
 	vo := verify.Options{Python: o.Python, GPU: f.GPU()}
@@ -180,46 +191,44 @@ func probeRuntime(ctx context.Context, s *host.Snapshot, o diagnoseOptions, f *F
 		vo.Python = s.Python.Executable
 	}
 	vo.LibCublas = cublasFromSnapshot(s)
-	s.Verification = runLadder(ctx, vo, o, f, environ)
+	s.Verification = runLadder(ctx, vo, o, f, environ, notice)
+	s.RecordFacts()
 }
 
-// runLadder runs the ladder with progress on a terminal, and with -v prints
-// each rung as it ends and the rungs' standard error afterwards.
-func runLadder(ctx context.Context, vo verify.Options, o diagnoseOptions, f *Factory, environ []string) *host.Verification {
-	ios := f.IOStreams
+// rungWork says what a rung does, for the wait notice.
+var rungWork = map[string]string{
+	host.RungDriver:    "the driver rung (libcuda compiles and runs a kernel on the GPU)",
+	host.RungLibraries: "the libraries rung (cuBLAS products on the GPU)",
+	host.RungFramework: "the framework rung (the examined Python imports the framework and multiplies on GPU:0)",
+}
+
+// runLadder runs the ladder, saying on standard error which rung it waits
+// for and how long it will at most; with -v it prints each rung as it ends
+// and the rungs' standard error afterwards.
+func runLadder(ctx context.Context, vo verify.Options, o diagnoseOptions, f *Factory, environ []string, notice *waitNotice) *host.Verification {
 	vo.ChildCommand = f.RungChild()
 	vo.Environ = environ
-	live := ios.IsStderrTTY() && o.Format == "text"
 	start := f.Now()
-	var done []string
-	if live {
-		fmt.Fprint(ios.ErrOut, "doctor: verifying on the GPU…")
-	}
+	vo.Waiting = func(rung string, deadline time.Time) { notice.set(rungWork[rung], deadline) }
 	vo.Progress = func(r host.Rung) {
-		mark := map[host.RungStatus]string{host.RungPass: "✓", host.RungFail: "✗", host.RungSkip: "-"}[r.Status]
-		done = append(done, r.Name+" "+mark)
-		switch {
-		case live:
-			fmt.Fprintf(ios.ErrOut, "\r\033[Kdoctor: verifying on the GPU… %s", strings.Join(done, ", "))
-		case o.Verbose:
-			fmt.Fprintf(ios.ErrOut, "doctor: rung %-9s %-4s %7.1f ms  %s\n", r.Name, r.Status, r.DurationMS, r.Summary)
+		notice.idle()
+		if o.Verbose {
+			notice.line("doctor: rung %-9s %-4s %7.1f ms  %s\n", r.Name, r.Status, r.DurationMS, r.Summary)
 		}
 	}
 	v := verify.Run(ctx, vo)
-	if live {
-		fmt.Fprint(ios.ErrOut, "\r\033[K")
-	}
+	notice.idle()
 	if o.Verbose {
 		for _, r := range v.Rungs {
 			if strings.TrimSpace(r.Stderr) == "" {
 				continue
 			}
-			fmt.Fprintf(ios.ErrOut, "doctor: standard error of the %s rung:\n", r.Name)
+			notice.line("doctor: standard error of the %s rung:\n", r.Name)
 			for _, l := range strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n") {
-				fmt.Fprintf(ios.ErrOut, "  | %s\n", l)
+				notice.line("  | %s\n", l)
 			}
 		}
-		fmt.Fprintf(ios.ErrOut, "doctor: verification ladder took %s\n", time.Since(start).Round(time.Millisecond))
+		notice.line("doctor: verification ladder took %s\n", time.Since(start).Round(time.Millisecond))
 	}
 	return v
 }

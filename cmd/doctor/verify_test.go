@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tfdoctor/doctor/host"
 	"github.com/tfdoctor/doctor/internal/iostreams"
@@ -182,4 +184,107 @@ type noGPU struct{}
 
 func (noGPU) Read(ctx context.Context) (host.NVML, error) {
 	return host.NVML{Error: "ERROR_LIBRARY_NOT_FOUND"}, nil
+}
+
+// TestTimeoutBoundsTheWholeRun: --timeout bounds the run, the ladder
+// included. The examined Python is a real script that hangs (with a child
+// of its own); doctor --timeout 4s ends soon after 4 s, the framework rung
+// is reported as cut short (nothing proved; not a hang verdict), no process
+// is left behind, and standard error said what doctor was waiting for.
+func TestTimeoutBoundsTheWholeRun(t *testing.T) {
+	dir := t.TempDir()
+	marker := "3599." + strconv.Itoa(os.Getpid()) + "7" // unique: other tests on this machine sleep too
+	pids := filepath.Join(dir, "pids")
+	py := filepath.Join(dir, "bin", "python3")
+	if err := os.MkdirAll(filepath.Dir(py), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\necho $$ >> " + pids + "\nsleep " + marker + " &\necho $! >> " + pids + "\nwait\n"
+	if err := os.WriteFile(py, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFactory(nil)
+	f.RungChild = func() []string { return []string{os.Args[0], "-test.run=^TestVerifyRungChild$"} }
+	f.GPU = func() host.GPUSource { return noGPU{} }
+	t.Setenv("DOCTOR_VERIFY_CHILD", "1")
+
+	start := time.Now()
+	_, out, errOut := runDoctorWith(t, f, "", "--python", py, "--timeout", "4s", "--format", "json")
+	elapsed := time.Since(start)
+	t.Logf("doctor --timeout 4s with a hanging Python ended after %s", elapsed.Round(time.Millisecond))
+	if elapsed > 7*time.Second {
+		t.Errorf("doctor ran %s with --timeout 4s", elapsed)
+	}
+	var r struct {
+		Verification *struct {
+			Rungs []struct {
+				Name, Status, Summary string
+				TimedOut              bool `json:"timed_out"`
+			}
+		}
+		Findings []struct{ ID, Cause, Severity string }
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Verification == nil {
+		t.Fatalf("%v\n%s\n%s", err, out, errOut)
+	}
+	for _, g := range r.Verification.Rungs {
+		if g.Name == "framework" && (g.Status != "skip" || !g.TimedOut || !strings.Contains(g.Summary, "--timeout")) {
+			t.Errorf("framework rung %+v, want a skip cut short by --timeout", g)
+		}
+	}
+	for _, f := range r.Findings {
+		if f.Cause == "driver_unresponsive" {
+			t.Errorf("%s: a rung cut short by --timeout read as a hung driver", f.ID)
+		}
+	}
+	if !strings.Contains(errOut, "waiting for ") {
+		t.Errorf("standard error does not say what doctor waited for:\n%s", errOut)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if left := processesWith(marker); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+	b, _ := os.ReadFile(pids)
+	for _, p := range strings.Fields(string(b)) {
+		if pid, _ := strconv.Atoi(p); pid > 0 && alive(pid) {
+			t.Errorf("PID %d of the hanging Python still runs", pid)
+		}
+	}
+}
+
+// TestVerifyWithoutEvidenceIsNotAPass: on a machine where no rung can run
+// (here: only the framework rung, and the examined Python has no
+// framework, or there is no Python at all), doctor verify never says the
+// GPU works: the GPU was not verified, exit 1.
+func TestVerifyWithoutEvidenceIsNotAPass(t *testing.T) {
+	f := NewFactory(nil)
+	f.GPU = func() host.GPUSource { return noGPU{} }
+	empty := t.TempDir() // a venv-like folder whose python3 has nothing installed
+	py := filepath.Join(empty, "bin", "python3")
+	if real, err := exec.LookPath("python3"); err == nil {
+		if out, err := exec.Command(real, "-m", "venv", "--without-pip", empty).CombinedOutput(); err != nil {
+			t.Logf("python3 -m venv: %v\n%s", err, out)
+			py = ""
+		}
+	} else {
+		py = ""
+	}
+	for _, args := range [][]string{
+		{"verify", "--rung", "framework", "--python", "no-such-python3"},
+		{"verify", "--rung", "framework", "--python", py},
+	} {
+		if args[len(args)-1] == "" {
+			continue
+		}
+		code, out, errOut := runDoctorWith(t, f, "", args...)
+		if code != 1 {
+			t.Errorf("%v: exit %d, want 1\n%s\n%s", args, code, out, errOut)
+		}
+		if strings.Contains(out, "No problem found") || strings.Contains(out, "should see the GPU") {
+			t.Errorf("%v claims the GPU works:\n%s", args, out)
+		}
+		if !strings.Contains(out, "The GPU was not verified") {
+			t.Errorf("%v does not say the GPU was not verified:\n%s", args, out)
+		}
+	}
 }
