@@ -189,39 +189,38 @@ func (s *Session) consent(ctx context.Context, p *Plan) (bool, string, string) {
 	return true, "", ""
 }
 
-// otherUser says whose environment a plan's user-scope steps would change
-// when doctor runs as root and that environment is another user's: the
-// first target (a file to edit, the environment a command installs into)
-// owned by someone else, and that user's name; "" when there is none. Who
-// runs doctor decides what runs: root applies system steps, and prints the
-// steps that belong in another user's home or environment.
+// otherUser says whose environment a plan's file edits would change when
+// doctor runs as root and that environment is another user's: the first
+// file in a home folder or a Python environment that someone else owns, and
+// that user's name; "" when there is none. Who runs doctor decides what
+// runs: root applies system steps, and prints the edits that belong in
+// another user's home or environment. (Commands into another user's
+// environment are planned as printed-only: Machine.userEnvOnly.)
 func (s *Session) otherUser(p *Plan) (path, who string) {
 	if !s.M.root() {
 		return "", ""
 	}
 	me := s.M.uid()
 	for _, st := range p.Steps {
-		if st.NeedsRoot {
+		if st.NeedsRoot || !st.Kind.isFile() || !filepath.IsAbs(st.Path) {
 			continue
 		}
-		target := ""
-		switch {
-		case st.Kind.isFile():
-			target = st.Path
-		case st.Kind == KindRun:
-			target = p.param("env_prefix")
-			if target == "" {
-				target = p.param("python")
+		for _, base := range []string{s.M.getenv("HOME"), p.param("env_prefix")} {
+			if base == "" || !filepath.IsAbs(base) || !within(st.Path, base) {
+				continue
 			}
-		}
-		if target == "" || !filepath.IsAbs(target) {
-			continue
-		}
-		if uid, _ := ownerOf(target); uid >= 0 && uid != me {
-			return target, userName(uid)
+			if uid, _ := ownerOf(base); uid >= 0 && uid != me {
+				return st.Path, userName(uid)
+			}
 		}
 	}
 	return "", ""
+}
+
+// within reports whether path lies in dir.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // userName is the login name of uid, else "user <uid>".

@@ -119,7 +119,7 @@ func (s *Snapshot) Fact(name string) FactState {
 		if tf := s.Python.TensorFlow; tf != nil && tf.Dist != "" {
 			return FactState{FactObserved, ""}
 		}
-		if len(s.Python.SitePaths) == 0 {
+		if len(s.Python.SitePaths) == 0 && s.Python.Version == "" {
 			// Nothing was looked at: the interpreter's version (and so its
 			// site-packages) is not known.
 			return FactState{FactUnknown, "the environment's site-packages folders are not known (the interpreter's version could not be read)"}
