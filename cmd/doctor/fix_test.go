@@ -403,9 +403,8 @@ func TestFixCausesOnThisMachine(t *testing.T) {
 		t.Errorf("the line was not disabled; .bashrc:\n%s\n%s\n%s", got, out, errOut)
 	}
 	for _, want := range []string{
-		"Install the NVIDIA driver", // planned and shown in full
-		"not applied (dangerous",    // not run
-		"as root: sudo apt-get",     // a user sees the sudo lines
+		"Install the NVIDIA driver",     // planned and shown
+		"install-driver: not applied (", // printed, never run (dangerous; here also refused when the apt sources lack non-free)
 		"✓ unset-cuda-visible-devices",
 		"✓ fixed: CUDA_VISIBLE_DEVICES=\"-1\" hides every GPU",
 		"Root cause: No NVIDIA driver is installed [driver_missing]",
