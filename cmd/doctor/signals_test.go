@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,3 +149,60 @@ func TestSignalEndsEveryWait(t *testing.T) {
 		})
 	}
 }
+
+// TestSignalKillsChildrenWithTheirGroup: SIGTERM while the verification
+// ladder waits on its framework child (which started a grandchild) ends
+// doctor with 143, and the child and the grandchild are gone: the child's
+// process group was killed, not left running.
+func TestSignalKillsChildrenWithTheirGroup(t *testing.T) {
+	bin := doctorBinary(t)
+	dir := t.TempDir()
+	pids := filepath.Join(dir, "pids")
+	python := filepath.Join(dir, "python3")
+	script := "#!/bin/sh\nsleep 300 &\necho $$ $! > " + pids + ".tmp\nmv " + pids + ".tmp " + pids + "\nwait\n"
+	if err := os.WriteFile(python, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "verify", "--rung", "framework", "--framework", "tensorflow", "--python", python)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var b []byte
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, _ = os.ReadFile(pids); len(b) > 0 {
+			break
+		}
+	}
+	var child, grandchild int
+	if _, err := fmt.Sscan(string(b), &child, &grandchild); err != nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("the framework child never started (%v); stderr: %s", err, stderr.String())
+	}
+	t.Cleanup(func() { syscall.Kill(grandchild, syscall.SIGKILL); syscall.Kill(child, syscall.SIGKILL) })
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+			t.Errorf("ended with %v, want exit code 143; stderr: %s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("doctor did not end after SIGTERM; stderr: %s", stderr.String())
+	}
+	for _, pid := range []int{child, grandchild} {
+		gone := false
+		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && !gone; time.Sleep(20 * time.Millisecond) {
+			st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+			gone = err != nil || strings.Contains(string(st), ") Z ")
+		}
+		if !gone {
+			t.Errorf("PID %d outlived doctor", pid)
+		}
+	}
+}
+
