@@ -205,4 +205,3 @@ func TestSignalKillsChildrenWithTheirGroup(t *testing.T) {
 		}
 	}
 }
-
