@@ -72,11 +72,11 @@ func Explain(r io.Reader, o ExplainOptions) (*Report, error) {
 	}
 	lib := mustLibrary()
 	sc := lib.m.newScanner()
-	lines, any, err := readSegments(text, sc.segment)
+	lines, sawText, err := readSegments(text, sc.segment)
 	if err != nil {
 		return nil, fmt.Errorf("reading the log: %w", err)
 	}
-	if !any {
+	if !sawText {
 		return nil, ErrEmptyLog
 	}
 	rep := explainHits(lib, sc.hits, sc.extra, o.Version, start)
