@@ -31,6 +31,11 @@ func writeKeepingIdentity(path string, data []byte, mode os.FileMode, uid, gid i
 		if !ok || !fi.Mode().IsRegular() {
 			return fmt.Errorf("%s is not a regular file", path)
 		}
+		if euid := os.Geteuid(); euid != 0 && int(st.Uid) != euid {
+			// A rename would hand the file to this user; writing through
+			// it needs its owner's rights anyway.
+			return &refusedError{why: fmt.Sprintf("%s belongs to uid %d, not to the user running doctor (uid %d): not edited", path, st.Uid, euid)}
+		}
 		if st.Nlink > 1 {
 			return writeInPlace(path, data)
 		}
