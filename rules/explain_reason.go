@@ -986,7 +986,7 @@ func reasonMIG(st *explainState) {
 		return
 	}
 	for _, d := range st.drafts {
-		if d.sig != nil && (d.sig.ID == "cuda.cuinit_no_device" || d.sig.ID == "tf.no_gpu_device" || d.sig.ID == "tf.empty_gpu_list") && d.symptom {
+		if d.sig != nil && (d.sig.ID == "cuda.cuinit_no_device" || d.sig.ID == "tf.no_gpu_device" || d.sig.ID == "tf.empty_gpu_list" || d.sig.ID == "framework.torch_no_cuda_gpus") && d.symptom {
 			d.cause = "mig_misconfigured"
 			d.link = st.lib.linkOf(d.cause)
 			d.symptom = false
