@@ -209,3 +209,23 @@ func TestXidFindings(t *testing.T) {
 		t.Errorf("109: %s %+v", f.Severity, f.Fixes)
 	}
 }
+
+// Item 9 (WSL): the Windows driver fix names TensorFlow's minimum, 528.33.
+func TestWSLWindowsDriverMinimum(t *testing.T) {
+	s := loadScenario(t, "healthy-wsl2")
+	s.Platform.WSL.LibCUDA = false
+	var seen bool
+	for _, f := range runOne(t, checks.WSLDriver, s) {
+		for _, fx := range f.Fixes {
+			if fx.ID == checks.FixWindowsDriver {
+				seen = true
+				if !hasStep(&f, "528.33 or newer") {
+					t.Errorf("windows-driver fix: %+v", fx.Steps)
+				}
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("no windows-driver fix when WSL's libcuda is missing")
+	}
+}
