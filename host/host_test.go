@@ -227,3 +227,26 @@ func TestDetectWSL(t *testing.T) {
 		}
 	}
 }
+
+// unhashableLib is an nvml.Interface value that cannot be a map key.
+type unhashableLib struct {
+	failingLib
+	tags []string
+}
+
+// A library value that cannot be told apart from another gets a session
+// of its own (no shared count), never a panic.
+func TestOpenNVMLUnhashable(t *testing.T) {
+	s, err := OpenNVML(unhashableLib{failingLib: failingLib{r: nvml.SUCCESS}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // its Shutdown is missing: recovered
+	s.Close()
+	if _, err := OpenNVML(unhashableLib{failingLib: failingLib{r: nvml.ERROR_DRIVER_NOT_LOADED}}); err == nil || !strings.Contains(err.Error(), "ERROR_DRIVER_NOT_LOADED") {
+		t.Errorf("failed init: %v", err)
+	}
+	if _, err := OpenNVML(nil); err == nil {
+		t.Error("a nil library opened")
+	}
+}

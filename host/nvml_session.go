@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -31,6 +32,7 @@ func SystemNVML() nvml.Interface { return systemNVML() }
 type NVMLSession struct {
 	lib    nvml.Interface
 	closed bool
+	alone  bool // not shared (a library value that is not comparable)
 }
 
 // OpenNVML starts a session on lib (SystemNVML, or one of go-nvml's mocks
@@ -40,6 +42,19 @@ type NVMLSession struct {
 func OpenNVML(lib nvml.Interface) (*NVMLSession, error) {
 	nvmlMu.Lock()
 	defer nvmlMu.Unlock()
+	if lib == nil {
+		return nil, &NVMLError{Op: "nvmlInit", Code: nvml.ERROR_LIBRARY_NOT_FOUND}
+	}
+	if !reflect.TypeOf(lib).Comparable() {
+		// Cannot be told apart from another library: a session of its own.
+		if r, err := guardInit(lib); err != nil || r != nvml.SUCCESS {
+			if err == nil {
+				err = &NVMLError{Op: "nvmlInit", Code: r}
+			}
+			return nil, err
+		}
+		return &NVMLSession{lib: lib, alone: true}, nil
+	}
 	if nvmlRefs[lib] == 0 {
 		r, err := guardInit(lib)
 		if err != nil {
@@ -74,11 +89,13 @@ func (s *NVMLSession) Close() {
 		return
 	}
 	s.closed = true
-	nvmlRefs[s.lib]--
-	if nvmlRefs[s.lib] > 0 {
-		return
+	if !s.alone {
+		nvmlRefs[s.lib]--
+		if nvmlRefs[s.lib] > 0 {
+			return
+		}
+		delete(nvmlRefs, s.lib)
 	}
-	delete(nvmlRefs, s.lib)
 	func() {
 		defer func() { _ = recover() }()
 		s.lib.Shutdown()
