@@ -197,9 +197,9 @@ func probeRuntime(ctx context.Context, s *host.Snapshot, o diagnoseOptions, f *F
 
 // rungWork says what a rung does, for the wait notice.
 var rungWork = map[string]string{
-	host.RungDriver:    "the driver rung (libcuda compiles and runs a kernel on the GPU)",
-	host.RungLibraries: "the libraries rung (cuBLAS products on the GPU)",
-	host.RungFramework: "the framework rung (the examined Python imports the framework and multiplies on GPU:0)",
+	host.RungDriver:    "the driver rung (a kernel through libcuda)",
+	host.RungLibraries: "the libraries rung (cuBLAS on the GPU)",
+	host.RungFramework: "the framework rung (Python: import, matmul on GPU:0)",
 }
 
 // runLadder runs the ladder, saying on standard error which rung it waits

@@ -119,7 +119,12 @@ func (n *waitNotice) draw() {
 	if n.what == "" {
 		return
 	}
-	fmt.Fprintf(n.w, "\r\033[Kdoctor: %s", n.text(time.Now()))
+	// One terminal line: a wrapped line could not be redrawn in place.
+	line := "doctor: " + n.text(time.Now())
+	if r := []rune(line); len(r) > 79 {
+		line = string(r[:78]) + "…"
+	}
+	fmt.Fprintf(n.w, "\r\033[K%s", line)
 	n.shown = true
 }
 
