@@ -125,7 +125,6 @@ func newRedactor(id Identity) *redactor {
 	// A serial number inside captured text (nvidia-smi -q: "Serial Number : 1324…").
 	add(`(?i)(\bserial(?:[ _]?number)?["']?\s*[:=]\s*["']?)[A-Za-z0-9][A-Za-z0-9-]{3,}`, "${1}<serial>")
 	add(macRE, "<mac>")
-	add(ipv6RE, "<ip>")
 	return r
 }
 
@@ -149,7 +148,7 @@ func (r *redactor) addUser(name, rep string) {
 
 var (
 	macRE  = `(?i)\b[0-9a-f]{2}(?:[:-][0-9a-f]{2}){5}\b`
-	ipv6RE = `(?i)(?:\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b|(?:\b[0-9a-f]{1,4}:){1,6}:(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*\b)?|::(?:[0-9a-f]{1,4}:){0,5}[0-9a-f]{1,4}\b)`
+	ipv6RE = regexp.MustCompile(`(?i)(?:\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b|(?:\b[0-9a-f]{1,4}:){1,6}:(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*\b)?|::(?:[0-9a-f]{1,4}:){0,5}[0-9a-f]{1,4}\b)`)
 	ipv4RE = regexp.MustCompile(`\b(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}\b`)
 	// versionBefore is what precedes a four-part version number, which
 	// looks like an IPv4 address: cuDNN 8.9.7.29, ==9.1.0.70.
@@ -228,6 +227,13 @@ func (r *redactor) str(key, s string) string {
 		s = rp.re.ReplaceAllString(s, rp.rep)
 	}
 	s = redactIPv4(s)
+	// An IPv6 address has a digit somewhere; C++'s ab::cd has none.
+	s = ipv6RE.ReplaceAllStringFunc(s, func(m string) string {
+		if !strings.ContainsAny(m, "0123456789") || m == "::1" {
+			return m
+		}
+		return "<ip>"
+	})
 	if r.id.Hostname != "" && s == r.id.Hostname {
 		return "<host>"
 	}
