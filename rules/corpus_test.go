@@ -395,3 +395,29 @@ func accuracyReport(res []corpusResult) []byte {
 	}
 	return []byte(b.String())
 }
+
+// TestCorpusPasteShapes: the shape a paste arrives in does not change the
+// answer. Every corpus log is explained again with CRLF line ends, quoted
+// as Markdown ("> " before each line), inside a code fence, and with
+// terminal colour codes around each line; the root cause must stay what
+// the plain log gives.
+func TestCorpusPasteShapes(t *testing.T) {
+	shapes := map[string]func(string) string{
+		"crlf": func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") },
+		"quoted": func(s string) string {
+			return "> " + strings.ReplaceAll(s, "\n", "\n> ")
+		},
+		"fenced": func(s string) string { return "```\n" + s + "\n```" },
+		"ansi": func(s string) string {
+			return "\x1b[0;33m" + strings.ReplaceAll(s, "\n", "\x1b[0m\n\x1b[0;33m") + "\x1b[0m"
+		},
+	}
+	for _, c := range readCorpus(t) {
+		want := topCause(ExplainText(c.Log))
+		for name, shape := range shapes {
+			if got := topCause(ExplainText(shape(c.Log))); got != want {
+				t.Errorf("%s shaped %s: root cause %s, plain log %s", c.ID, name, got, want)
+			}
+		}
+	}
+}

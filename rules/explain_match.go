@@ -301,6 +301,7 @@ func cleanLine(s string) string {
 	if strings.IndexByte(s, 0) >= 0 {
 		s = strings.ReplaceAll(s, "\x00", "")
 	}
+	s = stripQuote(s)
 	if len(s) > maxLineBytes {
 		cut := maxLineBytes
 		for cut > 0 && s[cut]&0xC0 == 0x80 {
@@ -309,4 +310,20 @@ func cleanLine(s string) string {
 		s = s[:cut]
 	}
 	return s
+}
+
+// stripQuote drops a Markdown blockquote prefix ("> ", nested or not) from
+// a pasted line: it is not part of the message, and anchored patterns
+// (nvidia-smi rows, package lists, prompts) must see the line as the tool
+// printed it. A Python prompt (">>> ") goes too; patterns that mention
+// it treat it as optional.
+func stripQuote(s string) string {
+	t := strings.TrimLeft(s, " \t")
+	if !strings.HasPrefix(t, ">") {
+		return s
+	}
+	for strings.HasPrefix(t, ">") {
+		t = strings.TrimLeft(t[1:], " ")
+	}
+	return t
 }
