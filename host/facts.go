@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // Unknown is not absent. Every fact a check may rest on is in one of three
@@ -58,13 +59,19 @@ func FactNames() []string {
 
 // IsFact reports whether name is a fact a check may require.
 func IsFact(name string) bool {
-	for _, f := range FactNames() {
-		if f == name {
-			return true
+	factSetOnce.Do(func() {
+		factSet = map[string]bool{}
+		for _, f := range FactNames() {
+			factSet[f] = true
 		}
-	}
-	return false
+	})
+	return factSet[name]
 }
+
+var (
+	factSetOnce sync.Once
+	factSet     map[string]bool
+)
 
 // collectorState is the state of a collector's facts as the gather records
 // it in CollectorStatus.State.

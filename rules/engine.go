@@ -277,6 +277,24 @@ func AssembleWith(findings []checks.Finding, registry []*checks.Check) *Report {
 	return r
 }
 
+// walk is checks.Closure over the graph's own index.
+func (g *causalGraph) walk(id string) map[string]bool {
+	out := map[string]bool{}
+	var visit func(c *checks.Check)
+	visit = func(c *checks.Check) {
+		for _, r := range c.Requires {
+			if y := g.byID[r]; y != nil && !out[r] && r != id {
+				out[r] = true
+				visit(y)
+			}
+		}
+	}
+	if c := g.byID[id]; c != nil {
+		visit(c)
+	}
+	return out
+}
+
 // RestsOn reports whether finding a rests on finding b: b's check (or the
 // check that stands for b's cause label) is among what a's check requires,
 // directly or through others, in checks.All.
@@ -346,7 +364,7 @@ func (g *causalGraph) closure(id string) map[string]bool {
 	if c, ok := g.closed[id]; ok {
 		return c
 	}
-	c := checks.Closure(g.all, g.byID[id])
+	c := g.walk(id)
 	g.closed[id] = c
 	return c
 }
