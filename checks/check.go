@@ -417,27 +417,3 @@ func validateRequires(all []*Check) []string {
 	}
 	return errs
 }
-
-// Closure returns every check that c requires, directly or through the
-// checks it requires (not c itself).
-func Closure(all []*Check, c *Check) map[string]bool {
-	byID := map[string]*Check{}
-	for _, x := range all {
-		byID[x.ID] = x
-	}
-	out := map[string]bool{}
-	var walk func(x *Check)
-	walk = func(x *Check) {
-		for _, r := range x.RequiredChecks() {
-			if out[r] || r == c.ID {
-				continue
-			}
-			if y := byID[r]; y != nil {
-				out[r] = true
-				walk(y)
-			}
-		}
-	}
-	walk(c)
-	return out
-}

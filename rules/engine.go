@@ -277,7 +277,8 @@ func AssembleWith(findings []checks.Finding, registry []*checks.Check) *Report {
 	return r
 }
 
-// walk is checks.Closure over the graph's own index.
+// walk returns every check that id requires, directly or through the
+// checks it requires (not id itself).
 func (g *causalGraph) walk(id string) map[string]bool {
 	out := map[string]bool{}
 	var visit func(c *checks.Check)
