@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 var (
@@ -204,4 +206,77 @@ func TestSignalKillsChildrenWithTheirGroup(t *testing.T) {
 			t.Errorf("PID %d outlived doctor", pid)
 		}
 	}
+}
+
+// openPTY opens a pseudo-terminal pair: doctor reads the paste from the
+// terminal side.
+func openPTY(t *testing.T) (ptmx, tty *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		t.Skipf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		t.Skipf("ptsname: %v", err)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Skipf("open pts: %v", err)
+	}
+	t.Cleanup(func() { s.Close(); m.Close() })
+	return m, s
+}
+
+// TestCtrlCEndsAPasteOnATerminal: doctor explain waiting for a paste on a
+// terminal ends on Ctrl-C (SIGINT) with 130.
+func TestCtrlCEndsAPasteOnATerminal(t *testing.T) {
+	bin := doctorBinary(t)
+	_, tty := openPTY(t)
+	cmd := exec.Command(bin, "explain")
+	cmd.Stdin = tty
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	blockedOnTerminal(t, cmd.Process.Pid)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("ended with %v, want 130; stderr: %s", err, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "paste the log") {
+			t.Errorf("no prompt on a terminal: %s", stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("doctor explain did not end after Ctrl-C; stderr: %s", stderr.String())
+	}
+}
+
+// blockedOnTerminal waits until one of pid's threads reads a terminal
+// (the kernel's n_tty_read sleeps in wait_woken).
+func blockedOnTerminal(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		tasks, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "wchan"))
+		for _, w := range tasks {
+			if b, _ := os.ReadFile(w); string(b) == "wait_woken" || strings.Contains(string(b), "tty") {
+				return
+			}
+		}
+	}
+	t.Fatalf("doctor (PID %d) never waited on the terminal", pid)
 }
