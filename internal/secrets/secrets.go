@@ -27,10 +27,12 @@ func Name(name string) bool { return nameRE.MatchString(strings.TrimLeft(name, "
 var (
 	// scheme://user:password@ and scheme://token@
 	urlCredRE = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^\s/@'"<>]+@`)
-	// NAME=value, NAME: value, --name=value (the name holds a secret word).
-	assignRE = regexp.MustCompile(`(?i)((?:^|[\s"'(,;{\[])-{0,2}[\w.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth|session|cookie|signature|[_.-]key|^key)[\w.-]*["']?\s*(?:=|:\s*)\s*)("[^"]*"|'[^']*'|[^\s"',;}\]]+)`)
+	// NAME=value, NAME: value, "name": value, --name=value (the name holds
+	// a secret word); a colon without a space is a file's line number
+	// (direct_session.cc:123), not a value.
+	assignRE = regexp.MustCompile(`(?i)((?:^|[\s"'(,;{\[])-{0,2}[\w.-]*(?:token|secret|passw(?:or)?d|pass|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth|session|cookie|signature|[_.-]key|^key)[\w.-]*(?:["']\s*:\s*|\s*=\s*|:\s+))("[^"]*"|'[^']*'|[^\s"',;}\]]+)`)
 	// --name value
-	flagRE = regexp.MustCompile(`(?i)((?:^|\s)--?[\w-]*(?:token|secret|passw(?:or)?d|pass|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth|[_-]key)[\w-]*\s+)([^\s-][^\s]*)`)
+	flagRE = regexp.MustCompile(`(?i)((?:^|\s)--?[\w-]*(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth|[_-]key)[\w-]*\s+)([^\s-][^\s]*)`)
 	// Authorization: Bearer xyz
 	bearerRE = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}`)
 	// Tokens with a known shape: GitHub, Hugging Face, OpenAI/Anthropic

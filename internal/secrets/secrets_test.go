@@ -25,6 +25,10 @@ func TestScrub(t *testing.T) {
 		{"LD_LIBRARY_PATH=/usr/local/cuda/lib64:/opt/x", ""},
 		{"GPU 0: NVIDIA H200 (UUID: GPU-91faaf4a-9cbf-4e2b-8c1d-0123456789ab)", ""},
 		{"pip install --upgrade pip", ""},
+		{"pip install --no-cache-dir --bypass-proxy tensorflow", ""},
+		{"I tensorflow/core/common_runtime/direct_session.cc:123] Created session", ""},
+		{"W external/xla/key_value_store.cc:12] keys", ""},
+		{`{"password":"hunter2"}`, `{"password":<redacted>}`},
 	}
 	for _, c := range cases {
 		want := c.want
