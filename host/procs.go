@@ -176,3 +176,33 @@ func collectEnv(ctx context.Context, g *gatherer) (func(*Snapshot), error) {
 	env := FilterEnv(g.env)
 	return func(s *Snapshot) { s.Env = env }, nil
 }
+
+// HideOtherUsersCommands applies CommandFor's rule to a snapshot read from
+// a file (one written by an older doctor may hold full command lines):
+// the processes of users other than the snapshot's keep only their
+// program's name; every command loses its credentials.
+func (s *Snapshot) HideOtherUsersCommands() {
+	fix := func(user, cmd string) string {
+		if user != "" && user == s.Platform.User {
+			return CommandFor(cmd, func() string { return "" })
+		}
+		prog := cmd
+		if f := strings.Fields(cmd); len(f) > 0 {
+			prog = f[0]
+		}
+		if i := strings.LastIndexByte(prog, '/'); i >= 0 {
+			prog = prog[i+1:]
+		}
+		return CommandFor("", func() string { return prog })
+	}
+	for i := range s.NVML.GPUs {
+		for j := range s.NVML.GPUs[i].Processes {
+			p := &s.NVML.GPUs[i].Processes[j]
+			p.Command = fix(p.User, p.Command)
+		}
+	}
+	for i := range s.Holders.Processes {
+		p := &s.Holders.Processes[i]
+		p.Command = fix(p.User, p.Command)
+	}
+}

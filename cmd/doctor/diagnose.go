@@ -84,6 +84,7 @@ func readSnapshotFile(ctx context.Context, path string, ios *iostreams.IOStreams
 	if err != nil {
 		return nil, usageErr("cannot read snapshot %s: %v", name, err)
 	}
+	s.HideOtherUsersCommands() // a snapshot of an older doctor may hold them
 	return s, nil
 }
 
