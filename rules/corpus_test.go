@@ -31,8 +31,8 @@ const accuracyPath = "../docs/ACCURACY.md"
 // Committed thresholds: raise them as accuracy improves, never lower them
 // to make a change pass.
 const (
-	minCorpusAccuracy  = 0.92
-	minHeldOutAccuracy = 0.72
+	minCorpusAccuracy  = 0.94
+	minHeldOutAccuracy = 0.78
 )
 
 // corpusCase is one line of cases.jsonl.
