@@ -170,7 +170,7 @@ func (s *slurm) stop() {
 
 func (s *slurm) logs() string {
 	var b strings.Builder
-	for _, n := range []string{"munged.out", "slurmctld.out", "slurmd.out"} {
+	for _, n := range []string{"munged.out", "slurmctld.out", "slurmd.out", "healthcheck.out"} {
 		out, _ := os.ReadFile(filepath.Join(s.dir, n))
 		fmt.Fprintf(&b, "--- %s\n%s", n, out)
 	}
@@ -304,15 +304,40 @@ ReturnToService=2
 NodeName=%[3]s NodeAddr=127.0.0.1 NodeHostname=%[3]s CPUs=1 State=UNKNOWN
 PartitionName=debug Nodes=%[3]s Default=YES State=UP
 `, sock, dir, node)
-	// The snippet's health check settings, as shipped, with a program that
-	// changes nothing (the test runs the health check itself, with --from).
+	snap := func(name string) string {
+		p, err := filepath.Abs(filepath.Join("..", "..", "testdata", "scenarios", name, "snapshot.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// The snippet's health check settings, as shipped, with the program
+	// wrapped: slurmd runs it once (when it starts, before the node
+	// registers) on the no-driver snapshot; later runs by slurmd do nothing,
+	// so that the steps below are the test's own.
+	self, err := filepath.Abs(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(dir, "healthcheck-once")
+	wrap := fmt.Sprintf(`#!/bin/sh
+[ -e %[1]s ] && exit 0
+: > %[1]s
+SLURM_CONF=%[2]s DOCTOR=%[3]s DOCTOR_ARGS=%[4]s DOCTOR_SLURM_SYSLOG=0 TMPDIR=%[5]s
+export SLURM_CONF DOCTOR DOCTOR_ARGS DOCTOR_SLURM_SYSLOG TMPDIR
+exec %[6]s >> %[7]s 2>&1
+`, quote(filepath.Join(dir, "healthcheck-ran")), quote(s.conf), quote(doctor),
+		quote("--from "+snap("no-driver")), quote(dir), quote(self), quote(filepath.Join(dir, "healthcheck.out")))
+	if err := os.WriteFile(wrapper, []byte(wrap), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	snippet, err := os.ReadFile("slurm.conf.snippet")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(string(snippet), "\n") {
 		if strings.HasPrefix(l, "HealthCheckProgram=") {
-			l = "HealthCheckProgram=/bin/true"
+			l = "HealthCheckProgram=" + wrapper
 		}
 		conf += l + "\n"
 	}
@@ -340,13 +365,6 @@ PartitionName=debug Nodes=%[3]s Default=YES State=UP
 		t.Fatalf("slurmctld did not take the snippet's health check settings: %v\n%s", err, cfg)
 	}
 
-	snap := func(name string) string {
-		p, err := filepath.Abs(filepath.Join("..", "..", "testdata", "scenarios", name, "snapshot.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	expect := func(step string, drained bool, reasonPrefix string) {
 		t.Helper()
 		state, reason := s.show()
@@ -356,8 +374,13 @@ PartitionName=debug Nodes=%[3]s Default=YES State=UP
 		t.Logf("%s: state %s, reason %q", step, state, reason)
 	}
 
+	// slurmd's own run, when it started.
+	if _, err := os.Stat(filepath.Join(dir, "healthcheck-ran")); err != nil {
+		t.Fatalf("slurmd did not run the HealthCheckProgram when it started\n%s", s.logs())
+	}
+	expect("no driver, slurmd's HealthCheckProgram run", true, "doctor: driver_missing ")
 	out := s.healthcheck(doctor, "--from", snap("no-driver"))
-	expect("no driver", true, "doctor: driver_missing ")
+	expect("no driver, run again", true, "doctor: driver_missing ")
 	s.healthcheck(doctor, "--from", filepath.Join(dir, "no-such-snapshot.json"))
 	expect("doctor could not check (exit 2)", true, "doctor: driver_missing ")
 	out += s.healthcheck(doctor, "--from", snap("healthy-linux"))
@@ -372,6 +395,11 @@ PartitionName=debug Nodes=%[3]s Default=YES State=UP
 	expect("healthy under an administrator's drain", true, "admin: maintenance")
 	t.Logf("health check output:\n%s", out)
 	t.Logf("whole test %v", time.Since(begin).Round(time.Millisecond))
+}
+
+// quote quotes s for sh.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func waitFor(t *testing.T, ctx context.Context, d time.Duration, what string, logs func() string, ok func() bool) {
