@@ -66,6 +66,7 @@ var Causes = []Cause{
 	{"gpu_busy_other_process", "Added by doctor: another process computes on the same GPU, so doctor's verification matmul ran far below the GPU's expected speed."},
 	{"gpu_slow_unexplained", "Added by doctor: the verification matmul ran far below the GPU model's expected speed and neither throttling, other processes nor the PCIe link explain it."},
 	{"framework_cpu_only_build", "Added by doctor: a CPU-only build of a framework other than TensorFlow is installed (PyTorch +cpu or 'not compiled with CUDA', jaxlib without its CUDA plugin, onnxruntime instead of onnxruntime-gpu, bitsandbytes without its CUDA library), so that framework cannot use the GPU."},
+	{"framework_not_installed", "Added by doctor: a log shows that a framework other than TensorFlow (PyTorch, JAX, CuPy, ONNX Runtime) is not installed in the Python that ran; TensorFlow's own absence stays tf_not_installed."},
 	{"dev_shm_unusable", "Added by doctor: /dev/shm is too small (a container's 64 MB default) or not writable, so NCCL or PyTorch DataLoader workers cannot create their shared-memory segments."},
 }
 
