@@ -95,13 +95,14 @@ func TestFilterEnv(t *testing.T) {
 
 func TestReadSnapshotErrors(t *testing.T) {
 	cases := map[string]string{
-		"":                                    "empty input",
-		"{\"schema\": \"doctor.snapshot/v1\"": "truncated",
-		"{\"schema\": 5}":                     "expected string",
-		"[1,2,3]":                             "expected",
-		"{}":                                  "no \"schema\"",
-		"{\"schema\": \"other/v9\"}":          "is not",
-		"\x00\x01binary":                      "invalid",
+		"":                                     "empty input",
+		"{\"schema\": \"doctor.snapshot/v1\"":  "truncated",
+		"{\"schema\": 5}":                      "expected string",
+		"[1,2,3]":                              "expected",
+		"{}":                                   "no \"schema\"",
+		"{\"schema\": \"other/v9\"}":           "is not",
+		"\x00\x01binary":                       "invalid",
+		"{\"schema\": \"doctor.snapshot/v1\"}": "no collector",
 	}
 	for in, want := range cases {
 		_, err := ReadSnapshot(strings.NewReader(in))
@@ -112,7 +113,7 @@ func TestReadSnapshotErrors(t *testing.T) {
 			t.Errorf("ReadSnapshot(%q): message is not one line: %q", in, err)
 		}
 	}
-	if _, err := ReadSnapshot(strings.NewReader(`{"schema":"doctor.snapshot/v1.2"}`)); err != nil {
+	if _, err := ReadSnapshot(strings.NewReader(`{"schema":"doctor.snapshot/v1.2","collectors":{"platform":{"duration_ms":1}}}`)); err != nil {
 		t.Errorf("a minor schema version must be accepted: %v", err)
 	}
 }

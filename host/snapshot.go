@@ -346,6 +346,11 @@ func ReadSnapshot(r io.Reader) (*Snapshot, error) {
 	if !schemaCompatible(s.Schema) {
 		return nil, fmt.Errorf("%w: schema %q is not %q", ErrBadSnapshot, s.Schema, SnapshotSchema)
 	}
+	if len(s.Collectors) == 0 {
+		// Every snapshot doctor writes records its collectors; one with
+		// none holds no evidence, and judging it would read as health.
+		return nil, fmt.Errorf("%w: it records no collector (no \"collectors\"), so it holds no evidence to judge", ErrBadSnapshot)
+	}
 	return &s, nil
 }
 

@@ -8,7 +8,7 @@ import (
 // A snapshot is pasted and read by people too: captured commands and text
 // keep their characters ("2>&1", "<redacted>"), not JSON's HTML escapes.
 func TestWriteJSONNoHTMLEscaping(t *testing.T) {
-	s := &Snapshot{Schema: SnapshotSchema, Env: map[string]string{"TF_CMD": "python x.py 2>&1 | grep <gpu>"}}
+	s := &Snapshot{Schema: SnapshotSchema, Collectors: map[string]CollectorStatus{"env": {}}, Env: map[string]string{"TF_CMD": "python x.py 2>&1 | grep <gpu>"}}
 	var b strings.Builder
 	if err := s.WriteJSON(&b); err != nil {
 		t.Fatal(err)

@@ -165,6 +165,11 @@ func runExplain(ctx context.Context, o explainOptions, ios *iostreams.IOStreams)
 	dopts := diagnoseOptions{Format: o.Format, Verbose: o.Verbose, NoColor: o.NoColor, NoRedact: o.NoRedact, Redact: o.Redact,
 		Command: "doctor explain", Output: o.Output}
 	if o.Path != "" && o.Path != "-" {
+		if strings.HasPrefix(o.Path, "-") {
+			// A name that looks like a flag needs "--" before it, or the
+			// printed next command would be refused.
+			dopts.Command += " --"
+		}
 		dopts.Command += " " + shellQuote(o.Path)
 		if o.Redact {
 			dopts.Command = "doctor explain FILE"

@@ -245,6 +245,8 @@ func TestSnapshotFormatsAndOutput(t *testing.T) {
 		{[]string{"snapshot", "--root", tree, "-o", folder + "/"}, 2, "it is a folder"},
 		{[]string{"snapshot", "--root", tree, "-o", filepath.Join(dir, "missing") + "/"}, 2, "cannot end in /"},
 		{[]string{"snapshot", "--root", tree, "-o", filepath.Join(dir, "nope", "s.json")}, 2, "does not exist"},
+		{[]string{"snapshot", "--root", tree, "-o", "/proc/doctor-nope.json"}, 2, "does not take new files"},
+		{[]string{"explain", "-o", "/proc/doctor-nope.json", "-"}, 2, "does not take new files"},
 		{[]string{"snapshot", "--root", tree, "--format", "json", "--quick"}, 0, ""},
 	}
 	for _, c := range cases {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,5 +88,15 @@ func checkOutputFile(out string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return usageErr("cannot write %s: folder %s does not exist", out, dir)
 	}
+	// The file is written as a temporary file in the same folder and
+	// renamed: that folder must take a new file (not /proc, not a
+	// read-only mount, not someone else's folder).
+	probe, err := os.CreateTemp(dir, ".doctor-probe-*")
+	if err != nil {
+		return usageErr("cannot write %s: folder %s does not take new files (%v)", out, dir, errors.Unwrap(err))
+	}
+	name := probe.Name()
+	probe.Close()
+	os.Remove(name)
 	return nil
 }

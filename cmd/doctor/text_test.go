@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -88,5 +89,27 @@ func TestTextWidth(t *testing.T) {
 	}
 	if ios, _, _, _ := iostreams.Test(); ios.TerminalWidth() != 0 {
 		t.Errorf("test streams (no terminal) have width %d", ios.TerminalWidth())
+	}
+}
+
+// A log whose name looks like a flag: the footer's commands put "--" before
+// it, and following them works.
+func TestFooterKeepsADashName(t *testing.T) {
+	body, err := os.ReadFile(explainLogs + "/libcudnn_missing/tf216_vlog_cudnn.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("-odd.log", body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out, errOut := runDoctor(t, "", "explain", "--", "-odd.log")
+	want := "Details: doctor explain -v -- -odd.log."
+	if !strings.Contains(out, want) {
+		t.Fatalf("footer lacks %q:\n%s%s", want, out, errOut)
+	}
+	code, out, errOut := runDoctor(t, "", "explain", "-v", "--", "-odd.log")
+	if code != 1 || strings.Contains(out, "Details: doctor") {
+		t.Errorf("following the footer: exit %d\n%s%s", code, out, errOut)
 	}
 }
