@@ -1,7 +1,6 @@
 package checks_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,12 +95,7 @@ func TestParseCCBlackwell(t *testing.T) {
 
 func loadScenario(t *testing.T, name string) *host.Snapshot {
 	t.Helper()
-	f, err := os.Open(filepath.Join("../testdata/scenarios", name, "snapshot.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := host.ReadSnapshot(f)
+	s, err := host.LoadSnapshot(filepath.Join("../testdata/scenarios", name, "snapshot.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

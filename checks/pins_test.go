@@ -1,7 +1,6 @@
 package checks_test
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -42,12 +41,7 @@ func recordedMachines(t *testing.T) []string {
 }
 
 func readSnap(t *testing.T, file string) *host.Snapshot {
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := host.ReadSnapshot(f)
+	s, err := host.LoadSnapshot(file)
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}

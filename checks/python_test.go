@@ -3,7 +3,6 @@ package checks_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,12 +22,7 @@ const upperDir = "../testdata/upper"
 
 func loadUpper(t *testing.T, name string) *host.Snapshot {
 	t.Helper()
-	f, err := os.Open(filepath.Join(upperDir, name, "snapshot.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := host.ReadSnapshot(f)
+	s, err := host.LoadSnapshot(filepath.Join(upperDir, name, "snapshot.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,12 +205,7 @@ func TestXLAWheelBranch(t *testing.T) {
 // is refused. With the driver installed (nouveau-loaded), it is planned.
 func TestNouveauWithoutDriverPlansTheDriver(t *testing.T) {
 	load := func(name string) *host.Snapshot {
-		f, err := os.Open("../testdata/scenarios/" + name + "/snapshot.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		s, err := host.ReadSnapshot(f)
+		s, err := host.LoadSnapshot("../testdata/scenarios/" + name + "/snapshot.json")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -149,12 +149,7 @@ func TestHostileText(t *testing.T) {
 // reportJSON evaluates a recorded snapshot as host name, written at t.
 func reportJSON(t testing.TB, snap, name string, at time.Time) []byte {
 	t.Helper()
-	f, err := os.Open(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := host.ReadSnapshot(f)
+	s, err := host.LoadSnapshot(snap)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 )
 
@@ -364,4 +365,16 @@ func (s *Snapshot) WriteJSON(w io.Writer) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false) // captured commands and paths stay as they were (2>&1, <redacted>)
 	return enc.Encode(s)
+}
+
+// LoadSnapshot reads the snapshot saved at path (a recorded machine, a
+// support case's file); errors wrap ErrBadSnapshot as ReadSnapshot's do,
+// or are the open error.
+func LoadSnapshot(path string) (*Snapshot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadSnapshot(f)
 }

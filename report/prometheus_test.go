@@ -2,7 +2,6 @@ package report_test
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -121,12 +120,7 @@ func TestLabelValue(t *testing.T) {
 // TestPrometheusLadder: the recorded H200 run with the ladder exports its
 // figures by rung and dtype, pass/fail and the datasheet peak.
 func TestPrometheusLadder(t *testing.T) {
-	f, err := os.Open("../testdata/snapshots/h200-live/snapshot.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := host.ReadSnapshot(f)
+	s, err := host.LoadSnapshot("../testdata/snapshots/h200-live/snapshot.json")
 	if err != nil {
 		t.Fatal(err)
 	}

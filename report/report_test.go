@@ -3,7 +3,6 @@ package report_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,12 +17,7 @@ import (
 
 func load(t *testing.T, scenario string) (*rules.Report, *host.Snapshot) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("../testdata/scenarios", scenario, "snapshot.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := host.ReadSnapshot(f)
+	s, err := host.LoadSnapshot(filepath.Join("../testdata/scenarios", scenario, "snapshot.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package rules_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,12 +12,7 @@ import (
 
 func readSnapshot(t *testing.T, path string) *host.Snapshot {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := host.ReadSnapshot(f)
+	s, err := host.LoadSnapshot(path)
 	if err != nil {
 		t.Fatal(err)
 	}

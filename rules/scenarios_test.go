@@ -230,12 +230,7 @@ func TestScenarioFindings(t *testing.T) {
 	for _, dir := range dirs {
 		dir := dir
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			f, err := os.Open(filepath.Join(dir, "snapshot.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			s, err := host.ReadSnapshot(f)
+			s, err := host.LoadSnapshot(filepath.Join(dir, "snapshot.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
