@@ -20,6 +20,9 @@ func Markdown(w io.Writer, r *rules.Report) error {
 		b.WriteString("### doctor: no problem found\n\n")
 	} else {
 		fmt.Fprintf(&b, "### doctor: %s — %s (`%s`)\n\n", r.Status, mdEscape(root.Title), root.Cause)
+		if rules.Undecided(root) {
+			b.WriteString("Most likely root cause: the log alone does not decide it (see what to paste next below).\n\n")
+		}
 		if root.Detail != "" {
 			b.WriteString(mdEscape(root.Detail) + "\n\n")
 		}

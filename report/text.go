@@ -188,11 +188,15 @@ func Text(w io.Writer, r *rules.Report, o TextOptions) error {
 // recognised, only harmless messages) is what the reader needs first.
 func headline(r *rules.Report, root *checks.Finding, p palette) string {
 	if root != nil {
+		lead := "Root cause:"
+		if rules.Undecided(root) {
+			lead = "Most likely root cause (the log alone does not decide):"
+		}
 		switch root.Severity {
 		case checks.SevError:
-			return fmt.Sprintf("%s Root cause: %s %s", p.red("✗"), p.bold(root.Title), p.faint("["+root.Cause+"]"))
+			return fmt.Sprintf("%s %s %s %s", p.red("✗"), lead, p.bold(root.Title), p.faint("["+root.Cause+"]"))
 		case checks.SevWarning:
-			return fmt.Sprintf("%s Root cause: %s %s", p.yellow("!"), p.bold(root.Title), p.faint("["+root.Cause+"]"))
+			return fmt.Sprintf("%s %s %s %s", p.yellow("!"), lead, p.bold(root.Title), p.faint("["+root.Cause+"]"))
 		}
 		return fmt.Sprintf("%s %s %s", p.cyan("i"), root.Title, p.faint("["+root.Cause+"]"))
 	}

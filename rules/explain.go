@@ -196,6 +196,19 @@ type lineRef struct {
 	Text string `json:"text"`
 }
 
+// DecidedKey is the evidence key, on every finding explain reports that is
+// not benign, saying whether the log itself settles the finding's cause
+// (true) or the finding is a symptom named by its commonest cause (false):
+// a report whose root cause is not decided calls it "most likely".
+const DecidedKey = "decided"
+
+// Undecided reports whether f is a log finding whose cause the log does
+// not settle.
+func Undecided(f *checks.Finding) bool {
+	d, ok := f.Evidence[DecidedKey].(bool)
+	return ok && !d
+}
+
 // maxQuotedLines bounds the lines quoted per finding; maxQuoteBytes the
 // length of each.
 const (
@@ -705,6 +718,13 @@ func (st *explainState) finding(d *draft) checks.Finding {
 	next := d.next
 	if len(next) == 0 {
 		next = st.lib.causes[d.cause].Next
+	}
+	if !d.benign {
+		// decided: the log itself settles this finding's cause. A symptom
+		// (a consequence several causes share, named by its commonest
+		// reading) is not decided: the report says "most likely" and
+		// ask_for names what would decide it.
+		ev[DecidedKey] = !d.symptom
 	}
 	if len(next) > 0 && !d.benign {
 		ev["ask_for"] = next
