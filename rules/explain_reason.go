@@ -87,6 +87,16 @@ in use'.`,
 		Run: reasonMemoryHeld,
 	},
 	{
+		ID: "explain.gpu_memory_orphaned", Title: "GPU memory in use by no listed process", Link: checks.LinkEnvironment, Phase: phaseFindings,
+		Causes: []string{"gpu_out_of_memory_other_process"},
+		Doc: `nvidia-smi shows an idle GPU (0% utilisation) with gigabytes of memory in use that its
+process table does not account for ('No running processes found', or rows adding up to
+far less): a process nvidia-smi cannot see holds it (another container or PID namespace,
+or a killed program whose CUDA context was never released). Not raised when the paste
+shows the GPU in use.`,
+		Run: reasonMemoryOrphaned,
+	},
+	{
 		ID: "explain.compute_mode", Title: "nvidia-smi's compute mode column", Link: checks.LinkEnvironment, Phase: phaseFindings,
 		Causes: []string{"compute_mode_prohibited"},
 		Doc: `nvidia-smi's 'Compute M.' column: Prohibited forbids every CUDA context; E. Process
@@ -606,7 +616,29 @@ func reasonMemoryHeld(st *explainState) {
 			free, ff = bytesOf(v), f
 		}
 	}
-	if total > 0 && free > 0 && free < total/2 {
+	// PyTorch's message also says what this process holds (reserved by
+	// PyTorch, or all of this process's memory): what is neither free nor
+	// held by this process is held by others. When this process holds
+	// nearly everything, the program itself does not fit, whatever free
+	// says.
+	own, ownLine, ownOK := st.torchOwnMemory(tf.line)
+	if ownOK && total > 0 {
+		others := total - free - own
+		if others >= 1<<30 && others >= total/5 {
+			why = fmt.Sprintf("of the GPU's %s, %s was free and this process held %s, so other processes held about %s", gibString(total), gibString(free), gibString(own), gibString(others))
+			lines = append(lines, quote(tf))
+			if ownLine.line != tf.line {
+				lines = append(lines, quote(ownLine))
+			}
+		} else {
+			for _, d := range targets {
+				d.note("PyTorch's own figures leave little for other processes (%s of %s held by this process): the model or batch does not fit this GPU; reduce the batch size or the model.", gibString(own), gibString(total))
+				d.ev("torch_memory_held_by_this_process", gibString(own))
+			}
+			return // PyTorch's own account outweighs the weaker signs below
+		}
+	}
+	if why == "" && total > 0 && free > 0 && free < total/2 && !ownOK {
 		why = fmt.Sprintf("only %s of %s was free when the program started", gibString(free), gibString(total))
 		lines = append(lines, quote(tf))
 		if ff.line != tf.line {
@@ -1102,5 +1134,69 @@ func reasonSecureBoot(st *explainState) {
 		d.note("Secure Boot is enabled on this machine, so an unsigned NVIDIA module is refused at load; the kernel log ('Key was rejected by service', 'Loading of unsigned module is rejected') confirms it.")
 		d.ev("secure_boot_line", quote(f))
 		d.reasons = append(d.reasons, "explain.secure_boot_state")
+	}
+}
+
+// torchOwnMemory is what PyTorch's out-of-memory message (on line ln, or
+// the first such message) says this process holds: 2.x's 'this process has
+// X memory in use', else 1.x's 'X reserved in total by PyTorch'.
+func (st *explainState) torchOwnMemory(ln int) (float64, hit, bool) {
+	var best hit
+	found := false
+	for _, key := range []string{"self_mem", "torch_reserved"} {
+		for _, f := range st.factValues(key) {
+			if !found || (f.line == ln && best.line != ln) {
+				best, found = f, true
+			}
+		}
+		if found {
+			return bytesOf(best.values[key]), best, true
+		}
+	}
+	return 0, hit{}, false
+}
+
+// reasonMemoryOrphaned: nvidia-smi shows a GPU with gigabytes of memory in
+// use, idle, and no process (or far too little) in its process table: a
+// process this nvidia-smi cannot see holds it (another container or PID
+// namespace, or a killed program whose context was never released).
+func reasonMemoryOrphaned(st *explainState) {
+	if len(st.success) > 0 || len(st.draftsWithCause("gpu_out_of_memory_other_process")) > 0 {
+		return
+	}
+	tableShown := false
+	for _, f := range st.facts {
+		if f.values["smi_processes"] != "" || f.values["smi_no_processes"] != "" {
+			tableShown = true
+			break
+		}
+	}
+	if !tableShown {
+		return
+	}
+	listed := map[int]float64{}
+	for _, f := range st.factValues("proc_mem_mib") {
+		g, _ := strconv.Atoi(f.values["gpu"])
+		listed[g] += bytesOf(f.values["proc_mem_mib"] + "MiB")
+	}
+	for _, g := range st.smiGPUs() {
+		if g.memTotal == 0 || g.util > 0 {
+			continue
+		}
+		unaccounted := g.memUsed - listed[g.index]
+		if unaccounted < 1<<30 || unaccounted < g.memTotal/4 {
+			continue
+		}
+		d := st.newDraft(fmt.Sprintf("explain.gpu_memory_orphaned/gpu%d", g.index), "gpu_out_of_memory_other_process", checks.SevWarning,
+			fmt.Sprintf("GPU %d: %s of %s in use by no process nvidia-smi lists", g.index, gibString(g.memUsed), gibString(g.memTotal)),
+			"The GPU is idle yet its memory is taken, and nvidia-smi's process table does not account for it: a process it cannot see holds the memory "+
+				"(one in another container or PID namespace, or a killed program whose CUDA context was never released). New programs get only what is left and run out of memory. "+
+				"Find the holder with `sudo fuser -v /dev/nvidia*` (or `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` on the host) and stop it.")
+		d.lines = firstN(g.lines, maxQuotedLines)
+		d.firstLine = firstLineOf(g.lines)
+		d.weight = 8
+		d.ev("memory_used", gibString(g.memUsed))
+		d.ev("memory_listed_for_processes", gibString(listed[g.index]))
+		d.reasons = append(d.reasons, "explain.gpu_memory_orphaned")
 	}
 }
