@@ -106,10 +106,11 @@ refuses a new program.`,
 	},
 	{
 		ID: "explain.cuda_visible_devices", Title: "CUDA_VISIBLE_DEVICES in the paste hides every GPU", Link: checks.LinkEnvironment, Phase: phaseFindings,
-		Causes: []string{"cuda_visible_devices_hides_gpu"},
+		Causes: []string{"cuda_visible_devices_hides_gpu", "mig_misconfigured"},
 		Doc: `The last CUDA_VISIBLE_DEVICES assignment in the paste is applied as CUDA does (an
 empty value, -1 or an unknown index hides every GPU; indexes are checked against
-nvidia-smi's GPU rows when the paste has them).`,
+nvidia-smi's GPU rows when the paste has them). A MIG device UUID that CUDA cannot
+find names a MIG instance that does not exist.`,
 		Run: reasonVisibleDevices,
 	},
 	{
@@ -831,6 +832,10 @@ func reasonVisibleDevices(st *explainState) {
 	for _, g := range st.smiGPUs() {
 		gpus = append(gpus, host.GPU{Index: g.index})
 	}
+	low := strings.ToLower(raw)
+	if strings.Contains(low, "gpu-") || strings.Contains(low, "mig-") {
+		gpus = nil // nvidia-smi's table shows no UUIDs to check them against
+	}
 	v := checks.ParseVisibleDevices(raw, true, gpus)
 	if len(v.Visible) > 0 {
 		// The indexes may be fine, but when CUDA then finds no device
@@ -838,7 +843,19 @@ func reasonVisibleDevices(st *explainState) {
 		// the variable names GPUs this machine does not have (a
 		// script's hard-coded CUDA_VISIBLE_DEVICES=3 on a one-GPU box).
 		if len(gpus) == 0 && raw != "" {
-			if nd := st.noDeviceDraft(); nd != nil {
+			if nd := st.noDeviceDraft(); nd != nil && strings.HasPrefix(low, "mig-") {
+				// A MIG UUID CUDA cannot find: that instance does not
+				// exist (destroyed or recreated with a new UUID, MIG
+				// disabled, another node).
+				d := st.newDraft("explain.cuda_visible_devices", "mig_misconfigured", checks.SevError,
+					"CUDA_VISIBLE_DEVICES="+raw+" names a MIG device CUDA did not find",
+					"The paste sets CUDA_VISIBLE_DEVICES to a MIG device UUID and CUDA then found no GPU: no MIG instance with that UUID exists here (instances that are destroyed and created again get new UUIDs; with MIG disabled there are none). nvidia-smi -L lists the MIG devices that exist.")
+				d.lines = []lineRef{quote(last)}
+				d.firstLine = last.line
+				d.weight = 20
+				d.ev("cuda_visible_devices", raw)
+				d.ev("no_device_finding", nd.id)
+			} else if nd != nil {
 				d := st.newDraft("explain.cuda_visible_devices", "cuda_visible_devices_hides_gpu", checks.SevError,
 					"CUDA_VISIBLE_DEVICES="+raw+" names a GPU CUDA did not find",
 					fmt.Sprintf("The paste sets CUDA_VISIBLE_DEVICES to %s and CUDA then found no GPU: the variable names GPUs this machine does not have (indexes count from 0). Unset it or use an index that nvidia-smi lists.", raw))

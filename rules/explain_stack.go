@@ -1,0 +1,113 @@
+package rules
+
+import (
+	"strings"
+
+	"github.com/tfdoctor/doctor/checks"
+)
+
+// Reasoning about the layers under the frameworks: the container runtime
+// passing on the host driver's failure, a Slurm job that asked for no GPU.
+
+func init() {
+	reasoners = append(reasoners, stackReasoners...)
+}
+
+var stackReasoners = []*reasoner{
+	{
+		ID: "explain.container_host_cause", Title: "A container's GPU failure caused by the host's driver", Link: checks.LinkPlatform, Phase: phaseFindings,
+		Causes: []string{"container_runtime_no_gpu"},
+		Doc: `The NVIDIA container runtime only passes on the host's driver: when the paste shows a
+host-level cause (a driver/library version mismatch, a module not built or refused, a GPU
+fallen off the bus, ECC errors, a driver too old), the container's own view of it
+(nvidia-container-cli's 'initialization error', NVML or CUDA failing inside the container)
+is a consequence of that cause, not a container fault: it is folded under it.`,
+		Run: reasonContainerHostCause,
+	},
+	{
+		ID: "explain.slurm_no_gpu", Title: "A Slurm job that requested no GPU", Link: checks.LinkEnvironment, Phase: phaseFindings,
+		Causes: []string{"cuda_visible_devices_hides_gpu"},
+		Doc: `When the paste comes from a Slurm job (srun, sbatch, salloc, #SBATCH, SLURM_* variables)
+that shows no GPU request (--gres=gpu, --gpus, SLURM_JOB_GPUS) and the program finds no GPU
+(no CUDA device, nvidia-smi 'No devices were found'), the job was given no GPU: Slurm's
+cgroup device constraint hides the GPUs of a job that did not ask for them.`,
+		Run: reasonSlurmNoGPU,
+	},
+}
+
+// hostCauses are causes on the host under the container runtime.
+var hostCauses = map[string]bool{
+	"driver_library_mismatch": true, "kernel_module_not_built": true, "secure_boot_unsigned_module": true,
+	"nouveau_conflict": true, "uvm_module_missing": true, "gpu_hardware_xid_error": true,
+	"gpu_ecc_errors": true, "driver_too_old_for_cuda": true, "driver_missing": true,
+}
+
+// runtimeSawHost reports whether a container finding is the runtime's view
+// of the host driver: a driver, NVML or CUDA message that the container
+// context turned into container_runtime_no_gpu, or nvidia-container-cli
+// failing while it initialises the driver.
+func runtimeSawHost(d *draft) bool {
+	if c, _ := d.evidence["context"].(string); c == "container" {
+		return true
+	}
+	return d.sig != nil && d.sig.ID == "container.cli_error" &&
+		strings.EqualFold(strings.TrimSpace(d.values["stage"]), "initialization error")
+}
+
+func reasonContainerHostCause(st *explainState) {
+	var host *draft
+	for _, d := range st.drafts {
+		if !hostCauses[d.cause] || d.symptom || d.severity != checks.SevError || d.cause == "container_runtime_no_gpu" {
+			continue
+		}
+		if c, _ := d.evidence["context"].(string); c == "container" {
+			continue
+		}
+		if host == nil || d.link.Order() < host.link.Order() {
+			host = d
+		}
+	}
+	if host == nil {
+		return
+	}
+	for _, d := range st.drafts {
+		if d.cause != "container_runtime_no_gpu" || d.symptom || !runtimeSawHost(d) {
+			continue
+		}
+		d.symptom = true
+		d.link = host.link
+		d.note("The paste also shows a host-level cause (%s): the container runtime only passes on the host driver's failure.", host.cause)
+		d.ev("explained_by", host.id)
+		d.reasons = append(d.reasons, "explain.container_host_cause")
+	}
+}
+
+// noGPUSymptoms are the signatures of a program finding no GPU at all.
+var noGPUSymptoms = map[string]bool{
+	"cuda.cuinit_no_device": true, "framework.torch_no_cuda_gpus": true, "smi.no_devices": true,
+	"tf.no_gpu_device": true, "tf.empty_gpu_list": true,
+}
+
+func reasonSlurmNoGPU(st *explainState) {
+	if !st.has("slurm_job") || st.has("slurm_gpu_request") {
+		return
+	}
+	for _, d := range st.draftsWithCause("cuda_visible_devices_hides_gpu") {
+		if !d.symptom {
+			return // the paste already names what hides the GPU
+		}
+	}
+	for _, d := range st.drafts {
+		if d.sig == nil || !noGPUSymptoms[d.sig.ID] || !d.symptom || d.severity != checks.SevError {
+			continue
+		}
+		d.cause = "cuda_visible_devices_hides_gpu"
+		d.link = st.lib.linkOf(d.cause)
+		d.symptom = false
+		d.noFix = true // unsetting CUDA_VISIBLE_DEVICES does not help: the job must ask for the GPU
+		d.title = "The Slurm job was given no GPU"
+		d.detail = "The paste comes from a Slurm job that shows no GPU request (--gres=gpu:N or --gpus=N), and the program finds no GPU: Slurm hides the GPUs of a job that did not ask for them (its cgroup device constraint). Request the GPU in the job; Slurm then sets CUDA_VISIBLE_DEVICES to the allocated GPU."
+		d.ev("slurm_lines", firstN(st.contexts["slurm_job"], 2))
+		d.reasons = append(d.reasons, "explain.slurm_no_gpu")
+	}
+}
