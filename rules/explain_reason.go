@@ -440,6 +440,11 @@ func (st *explainState) requiredCUDA() (v ver, why string, at []lineRef) {
 			return parseVer(r.CUDA), fmt.Sprintf("TensorFlow %s is built for CUDA %s (tested build configurations, %s)", s, r.CUDA, r.Mark), []lineRef{quote(f)}
 		}
 	}
+	// The environment's CUDA runtime (numba -s, conda's cudatoolkit): what
+	// numba, CuPy and conda-installed frameworks load.
+	if s, f, ok := st.firstFact("env_cuda"); ok {
+		return parseVer(s), "the environment's CUDA runtime is " + s, []lineRef{quote(f)}
+	}
 	return nil, "", nil
 }
 
@@ -453,6 +458,12 @@ func (st *explainState) driverCUDA() (v ver, why string, at []lineRef) {
 			if c, ok := st.lib.maxCUDAForDriver(s); ok {
 				return parseVer(c), fmt.Sprintf("driver %s runs CUDA up to %s (NVIDIA's table)", s, c), []lineRef{quote(f)}
 			}
+		}
+	}
+	if s, f, ok := st.firstFact("driver_cuda_int"); ok {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			c := fmt.Sprintf("%d.%d", n/1000, (n%1000)/10)
+			return parseVer(c), "the driver reports CUDA " + c, []lineRef{quote(f)}
 		}
 	}
 	for _, d := range st.drafts {
