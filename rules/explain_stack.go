@@ -44,14 +44,23 @@ var hostCauses = map[string]bool{
 
 // runtimeSawHost reports whether a container finding is the runtime's view
 // of the host driver: a driver, NVML or CUDA message that the container
-// context turned into container_runtime_no_gpu, or nvidia-container-cli
-// failing while it initialises the driver.
+// context turned into container_runtime_no_gpu, nvidia-container-cli
+// failing while it initialises the driver, or the Kubernetes device plugin
+// finding no GPU to advertise.
 func runtimeSawHost(d *draft) bool {
 	if c, _ := d.evidence["context"].(string); c == "container" {
 		return true
 	}
-	return d.sig != nil && d.sig.ID == "container.cli_error" &&
-		strings.EqualFold(strings.TrimSpace(d.values["stage"]), "initialization error")
+	if d.sig == nil {
+		return false
+	}
+	switch d.sig.ID {
+	case "container.device_plugin_no_runtime", "container.k8s_gpu_not_advertised":
+		return true // the plugin finds no GPU a broken host driver would show it
+	case "container.cli_error":
+		return strings.EqualFold(strings.TrimSpace(d.values["stage"]), "initialization error")
+	}
+	return false
 }
 
 func reasonContainerHostCause(st *explainState) {
