@@ -436,8 +436,13 @@ func parseLibraryName(file string) (name, version string) {
 		if i := strings.LastIndex(stem, "_"); i > 0 && isDigits(stem[i+1:]) {
 			version = stem[i+1:]
 			stem = stem[:i]
-			if len(version) == 3 { // cudart64_110 = 11.0, cudart64_101 = 10.1
+			switch {
+			case len(version) == 3: // cudart64_110 = 11.0, cudart64_101 = 10.1
 				version = version[:2] + "." + version[2:]
+			case len(version) == 2 && (version[0] == '8' || version[0] == '9'):
+				// CUDA 8 and 9 named major and minor: cudart64_90 = 9.0,
+				// cublas64_91 = 9.1; from CUDA 10.1 cublas64_10 is major 10.
+				version = version[:1] + "." + version[1:]
 			}
 		}
 		stem = strings.TrimSuffix(stem, "64")
