@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/tfdoctor/doctor/checks"
@@ -32,6 +33,16 @@ that shows no GPU request (--gres=gpu, --gpus, SLURM_JOB_GPUS) and the program f
 (no CUDA device, nvidia-smi 'No devices were found'), the job was given no GPU: Slurm's
 cgroup device constraint hides the GPUs of a job that did not ask for them.`,
 		Run: reasonSlurmNoGPU,
+	},
+	{
+		ID: "explain.dkms_running_kernel", Title: "DKMS has no NVIDIA module for the running kernel", Link: checks.LinkKernel, Phase: phaseFindings,
+		Causes: []string{"kernel_module_not_built"},
+		Doc: `'dkms status' lists, per kernel, whether the nvidia module was built and installed
+for it. When the paste also shows the running kernel (uname -r, uname -a) and no
+nvidia entry is installed for it, or DKMS only 'added' the sources and built nothing,
+the module does not exist for the kernel that runs: a kernel update without a
+DKMS build (missing headers, a build failure, a kernel newer than the driver).`,
+		Run: reasonDKMSRunningKernel,
 	},
 }
 
@@ -119,4 +130,56 @@ func reasonSlurmNoGPU(st *explainState) {
 		d.ev("slurm_lines", firstN(st.contexts["slurm_job"], 2))
 		d.reasons = append(d.reasons, "explain.slurm_no_gpu")
 	}
+}
+
+func reasonDKMSRunningKernel(st *explainState) {
+	entries := st.factValues("dkms_state")
+	if len(entries) == 0 || len(st.draftsWithCause("kernel_module_not_built")) > 0 && !allSymptoms(st.draftsWithCause("kernel_module_not_built")) {
+		return
+	}
+	running, rf, haveRunning := st.firstFact("running_kernel")
+	var lines []lineRef
+	var installedFor []string
+	built := false
+	for _, f := range entries {
+		lines = append(lines, quote(f))
+		switch f.values["dkms_state"] {
+		case "installed", "built":
+			built = true
+			if k := f.values["dkms_kernel"]; k != "" {
+				installedFor = append(installedFor, k)
+			}
+		}
+	}
+	var title, detail string
+	switch {
+	case !built:
+		title = "DKMS has the NVIDIA module's sources but built it for no kernel"
+		detail = "dkms status shows the nvidia module only 'added': it was never built, so no kernel has it. Build it (sudo dkms autoinstall, or dkms install -m nvidia -v <version> -k $(uname -r)) and read make.log if that fails."
+	case haveRunning && len(installedFor) > 0 && !contains(installedFor, running):
+		title = "DKMS built the NVIDIA module for other kernels, not the running " + running
+		detail = fmt.Sprintf("dkms status shows the nvidia module installed for %s, and the running kernel is %s: it was not built for this kernel (a kernel update without a DKMS build: missing headers, a build failure, a kernel newer than the driver).",
+			strings.Join(installedFor, ", "), running)
+		lines = append(lines, quote(rf))
+	default:
+		return
+	}
+	d := st.newDraft("explain.dkms_running_kernel", "kernel_module_not_built", checks.SevError, title, detail)
+	d.lines = firstN(lines, maxQuotedLines)
+	d.firstLine = firstLineOf(lines)
+	d.weight = 14
+	d.ev("dkms_installed_for", installedFor)
+	if haveRunning {
+		d.ev("running_kernel", running)
+	}
+}
+
+// allSymptoms reports whether every draft is a symptom.
+func allSymptoms(ds []*draft) bool {
+	for _, d := range ds {
+		if !d.symptom {
+			return false
+		}
+	}
+	return true
 }
