@@ -1189,7 +1189,9 @@ func (st *explainState) torchOwnMemory(ln int) (float64, hit, bool) {
 // process this nvidia-smi cannot see holds it (another container or PID
 // namespace, or a killed program whose context was never released).
 func reasonMemoryOrphaned(st *explainState) {
-	if len(st.success) > 0 || len(st.draftsWithCause("gpu_out_of_memory_other_process")) > 0 {
+	// Under WSL 2 nvidia-smi lists no processes and Windows' own use of
+	// the GPU shows as memory in use: nothing here is orphaned.
+	if len(st.success) > 0 || st.has("wsl") || len(st.draftsWithCause("gpu_out_of_memory_other_process")) > 0 {
 		return
 	}
 	tableShown := false

@@ -16,6 +16,17 @@ func init() {
 
 var stackReasoners = []*reasoner{
 	{
+		ID: "explain.wsl_smi_versions", Title: "nvidia-smi's two versions mark WSL 2", Link: checks.LinkPlatform, Phase: phaseHits,
+		Causes: []string{"wsl_libcuda_not_found", "wsl_linux_driver_installed_inside_wsl"},
+		Doc: `On Linux nvidia-smi and the kernel module come from one driver release, so the
+header's 'NVIDIA-SMI X' and 'Driver Version: X' agree (when they do not, NVML refuses
+to start). Under WSL 2 nvidia-smi is the Linux build shipped with the Windows driver
+and 'Driver Version' is the Windows driver's (NVIDIA-SMI 545.23.06, Driver Version
+545.84): a header whose two versions differ marks the paste as WSL 2 even when
+nothing else does.`,
+		Run: reasonWSLSMIVersions,
+	},
+	{
 		ID: "explain.container_host_cause", Title: "A container's GPU failure caused by the host's driver", Link: checks.LinkPlatform, Phase: phaseFindings,
 		Causes: []string{"container_runtime_no_gpu"},
 		Doc: `The NVIDIA container runtime only passes on the host's driver: when the paste shows a
@@ -182,4 +193,24 @@ func allSymptoms(ds []*draft) bool {
 		}
 	}
 	return true
+}
+
+func reasonWSLSMIVersions(st *explainState) {
+	if st.has("wsl") {
+		return
+	}
+	for _, f := range st.facts {
+		smi, drv := f.values["smi_version"], f.values["driver_version"]
+		if smi == "" || drv == "" || smi == drv {
+			continue
+		}
+		st.contexts["wsl"] = append(st.contexts["wsl"], quote(f))
+		delete(st.contexts, "windows") // WSL pastes show Windows paths too: WSL wins
+		for _, d := range st.drafts {
+			if d.sig != nil && d.sig.Contexts["wsl"].Cause != "" {
+				d.reasons = append(d.reasons, "explain.wsl_smi_versions")
+			}
+		}
+		return
+	}
 }
