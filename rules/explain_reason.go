@@ -1113,7 +1113,7 @@ func reasonTFVersionAnswer(st *explainState) {
 	for i, f := range st.facts {
 		var dist string
 		switch {
-		case f.values["framework"] == "tf" || f.values["framework"] == "tensorflow":
+		case strings.EqualFold(f.values["framework"], "tf") || strings.EqualFold(f.values["framework"], "tensorflow"):
 			dist = "tensorflow"
 		case strings.EqualFold(f.values["pip_show_name"], "tensorflow") || strings.EqualFold(f.values["pip_show_name"], "tensorflow-gpu") ||
 			strings.EqualFold(f.values["pip_show_name"], "tensorflow-cpu"):
