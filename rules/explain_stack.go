@@ -27,6 +27,16 @@ nothing else does.`,
 		Run: reasonWSLSMIVersions,
 	},
 	{
+		ID: "explain.nouveau_without_nvidia", Title: "nouveau drives the GPU because no NVIDIA driver is installed", Link: checks.LinkKernel, Phase: phaseFindings,
+		Causes: []string{"driver_missing"},
+		Doc: `nouveau holding the GPU is a conflict only when an NVIDIA driver is installed to take
+it. When the paste shows nouveau bound (lsmod, lspci -k, its kernel log lines) and that no
+NVIDIA driver is installed (nvidia-smi not found, lspci -k listing no nvidia module) with
+nothing showing one (NVRM lines, DKMS or installer output, nvidia-smi failing to reach
+its driver), nouveau is just the default driver: the cause is the missing NVIDIA driver.`,
+		Run: reasonNouveauWithoutNvidia,
+	},
+	{
 		ID: "explain.container_host_cause", Title: "A container's GPU failure caused by the host's driver", Link: checks.LinkPlatform, Phase: phaseFindings,
 		Causes: []string{"container_runtime_no_gpu"},
 		Doc: `The NVIDIA container runtime only passes on the host's driver: when the paste shows a
@@ -212,5 +222,54 @@ func reasonWSLSMIVersions(st *explainState) {
 			}
 		}
 		return
+	}
+}
+
+// nvidiaInstallSigns are signatures whose lines show an NVIDIA driver
+// installed or being installed.
+var nvidiaInstallSigns = map[string]bool{
+	"smi.cannot_communicate": true, "nvml.driver_library_mismatch": true, "kernel.gpu_bound_to_other_driver": true,
+	"kernel.probe_not_called": true, "kernel.module_load_failed": true, "kernel.module_build_failed": true,
+	"kernel.module_not_found": true, "kernel.headers_missing": true, "kernel.module_signature_rejected": true,
+	"kernel.module_symbol_mismatch": true, "kernel.installer_failed": true, "kernel.nouveau_fallback": true,
+	"kernel.module_unsigned_tainted": true, "kernel.nvidia_load_notices": true, "kernel.gpu_unsupported_by_driver": true,
+}
+
+func reasonNouveauWithoutNvidia(st *explainState) {
+	nouveau := st.draftsOf("kernel.nouveau_active")
+	if len(nouveau) == 0 {
+		return
+	}
+	for _, d := range st.drafts {
+		if d.sig != nil && nvidiaInstallSigns[d.sig.ID] {
+			return
+		}
+	}
+	if len(st.factValues("dkms_state")) > 0 || len(st.factValues("kernel_driver")) > 0 || len(st.factValues("driver_version")) > 0 {
+		return
+	}
+	absent := len(st.draftsOf("nvml.library_not_found")) > 0
+	var lines []lineRef
+	for _, f := range st.factValues("pci_kernel_modules") {
+		for _, m := range strings.Split(f.values["pci_kernel_modules"], ",") {
+			if strings.HasPrefix(strings.TrimSpace(m), "nvidia") && strings.TrimSpace(m) != "nvidiafb" {
+				return // an NVIDIA module is installed for this kernel
+			}
+		}
+		absent = true
+		lines = append(lines, quote(f))
+	}
+	if !absent {
+		return
+	}
+	for _, d := range nouveau {
+		d.cause = "driver_missing"
+		d.link = st.lib.linkOf(d.cause)
+		d.title = "No NVIDIA driver is installed: the open-source nouveau driver drives the GPU"
+		d.detail = "nouveau is bound to the GPU and the paste shows no NVIDIA driver installed (nvidia-smi missing, no nvidia kernel module for this kernel): nouveau is only the default driver. Install the NVIDIA driver; its packages blacklist nouveau."
+		if len(lines) > 0 {
+			d.ev("pci_kernel_modules", lines)
+		}
+		d.reasons = append(d.reasons, "explain.nouveau_without_nvidia")
 	}
 }
