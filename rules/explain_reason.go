@@ -445,6 +445,12 @@ func (st *explainState) requiredCUDA() (v ver, why string, at []lineRef) {
 	if s, f, ok := st.firstFact("env_cuda"); ok {
 		return parseVer(s), "the environment's CUDA runtime is " + s, []lineRef{quote(f)}
 	}
+	if s, f, ok := st.firstFact("env_cuda_int"); ok {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			c := fmt.Sprintf("%d.%d", n/1000, (n%1000)/10)
+			return parseVer(c), "the environment's CUDA runtime is " + c, []lineRef{quote(f)}
+		}
+	}
 	return nil, "", nil
 }
 
