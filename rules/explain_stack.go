@@ -225,14 +225,24 @@ func reasonWSLSMIVersions(st *explainState) {
 	}
 }
 
-// nvidiaInstallSigns are signatures whose lines show an NVIDIA driver
-// installed or being installed.
-var nvidiaInstallSigns = map[string]bool{
-	"smi.cannot_communicate": true, "nvml.driver_library_mismatch": true, "kernel.gpu_bound_to_other_driver": true,
-	"kernel.probe_not_called": true, "kernel.module_load_failed": true, "kernel.module_build_failed": true,
-	"kernel.module_not_found": true, "kernel.headers_missing": true, "kernel.module_signature_rejected": true,
-	"kernel.module_symbol_mismatch": true, "kernel.installer_failed": true, "kernel.nouveau_fallback": true,
-	"kernel.module_unsigned_tainted": true, "kernel.nvidia_load_notices": true, "kernel.gpu_unsupported_by_driver": true,
+// showsNvidiaInstall reports whether a finding's line shows an NVIDIA
+// driver installed or being installed: every NVRM, kernel-module,
+// installer, DKMS, nvidia-smi and NVML message except nouveau's own lines,
+// the missing device nodes and the missing nvidia-smi/NVML library.
+func showsNvidiaInstall(d *draft) bool {
+	if d.sig == nil {
+		return false
+	}
+	switch d.sig.ID {
+	case "kernel.nouveau_active", "kernel.no_device_nodes", "nvml.library_not_found", "kernel.pcie_aer", "pcie.link_downgraded":
+		return false
+	}
+	for _, p := range []string{"kernel.", "smi.", "nvml."} {
+		if strings.HasPrefix(d.sig.ID, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func reasonNouveauWithoutNvidia(st *explainState) {
@@ -241,7 +251,7 @@ func reasonNouveauWithoutNvidia(st *explainState) {
 		return
 	}
 	for _, d := range st.drafts {
-		if d.sig != nil && nvidiaInstallSigns[d.sig.ID] {
+		if showsNvidiaInstall(d) {
 			return
 		}
 	}
