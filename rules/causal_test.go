@@ -217,8 +217,8 @@ func TestExplainCauses(t *testing.T) {
 	for _, c := range r.Causes {
 		got = append(got, c.Cause)
 	}
-	if strings.Join(got, " ") != "driver_missing tf_not_installed" {
-		t.Errorf("causes %v, want the missing driver, then TensorFlow not installed", got)
+	if strings.Join(got, " ") != "kernel_module_not_built tf_not_installed" {
+		t.Errorf("causes %v, want the kernel module that is not loaded (most often not built for the running kernel), then TensorFlow not installed", got)
 	}
 }
 

@@ -67,9 +67,9 @@ func TestMessageFamilies(t *testing.T) {
 		{"I0000 00:00:1712000000.000000 1234 dso_loader.cc:75] Could not load dynamic library 'libcudart.so.12'; dlerror: libcudart.so.12: cannot open shared object file: No such file or directory", "libcudart_missing"},
 		{"W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found", "libcudart_missing"},
 		{"Could not load dynamic library ‘libcudnn.so.8’; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory", "libcudnn_missing"},
-		{"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.", "driver_missing"},
-		{"NVIDIA-SMI has failed because it couldn’t communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.", "driver_missing"},
-		{"NVIDIA-SMI has failed because it couldn‘t communicate with the NVIDIA driver.", "driver_missing"},
+		{"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.", "kernel_module_not_built"},
+		{"NVIDIA-SMI has failed because it couldn’t communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.", "kernel_module_not_built"},
+		{"NVIDIA-SMI has failed because it couldn‘t communicate with the NVIDIA driver.", "kernel_module_not_built"},
 		{"[    9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)", "driver_library_mismatch"},
 		{"Jun 30 11:07:05 gpu-0 kernel: NVRM: API mismatch: the client has the version 535.54.03, but#012NVRM: this kernel module has the version 530.30.02.  Please", "driver_library_mismatch"},
 	} {

@@ -112,7 +112,7 @@ func reasonContainerHostCause(st *explainState) {
 		return
 	}
 	for _, d := range st.drafts {
-		if d.cause != "container_runtime_no_gpu" || d.symptom || !runtimeSawHost(d) {
+		if d.cause != "container_runtime_no_gpu" || !runtimeSawHost(d) {
 			continue
 		}
 		d.symptom = true
