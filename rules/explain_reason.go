@@ -148,7 +148,7 @@ Windows after 2.10 (pip.md).`,
 	{
 		ID: "explain.mig", Title: "MIG enabled and CUDA sees no device", Link: checks.LinkEnvironment, Phase: phaseFindings,
 		Causes: []string{"mig_misconfigured"},
-		Doc:    `nvidia-smi shows MIG mode Enabled while CUDA finds no device: MIG is on but no instance exists or is visible to the program.`,
+		Doc:    `nvidia-smi shows MIG mode Enabled while CUDA finds no device (or the program asks for a device index CUDA does not have, 'invalid device ordinal'): MIG is on but no instance exists or is visible to the program (CUDA enumerates one MIG instance per process).`,
 		Run:    reasonMIG,
 	},
 	{
@@ -1048,11 +1048,18 @@ func reasonMIG(st *explainState) {
 			lines = append(lines, quote(f))
 		}
 	}
+	// nvidia-smi -L listing MIG instances says the same.
+	for _, f := range st.factValues("mig_device") {
+		migOn = true
+		if len(lines) < maxQuotedLines {
+			lines = append(lines, quote(f))
+		}
+	}
 	if !migOn {
 		return
 	}
 	for _, d := range st.drafts {
-		if d.sig != nil && (d.sig.ID == "cuda.cuinit_no_device" || d.sig.ID == "tf.no_gpu_device" || d.sig.ID == "tf.empty_gpu_list" || d.sig.ID == "framework.torch_no_cuda_gpus") && d.symptom {
+		if d.sig != nil && (d.sig.ID == "cuda.cuinit_no_device" || d.sig.ID == "tf.no_gpu_device" || d.sig.ID == "tf.empty_gpu_list" || d.sig.ID == "framework.torch_no_cuda_gpus" || d.sig.ID == "cuda.invalid_device_ordinal") && d.symptom {
 			d.cause = "mig_misconfigured"
 			d.link = st.lib.linkOf(d.cause)
 			d.symptom = false
