@@ -71,7 +71,7 @@ DKMS build (missing headers, a build failure, a kernel newer than the driver).`,
 var hostCauses = map[string]bool{
 	"driver_library_mismatch": true, "kernel_module_not_built": true, "secure_boot_unsigned_module": true,
 	"nouveau_conflict": true, "uvm_module_missing": true, "gpu_hardware_xid_error": true,
-	"gpu_ecc_errors": true, "driver_too_old_for_cuda": true, "driver_missing": true,
+	"gpu_ecc_errors": true, "driver_too_old_for_cuda": true, "driver_missing": true, "driver_unresponsive": true,
 }
 
 // runtimeSawHost reports whether a container finding is the runtime's view
