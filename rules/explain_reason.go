@@ -58,6 +58,16 @@ CUDA version mismatch rather than a missing library.`,
 		Run: reasonDlopenVersions,
 	},
 	{
+		ID: "explain.cudnn_loaded_vs_build", Title: "The cuDNN that loaded against the one the TensorFlow build needs", Link: checks.LinkLibraries, Phase: phaseFindings,
+		Causes: []string{"cudnn_version_mismatch"},
+		Doc: `When cuDNN fails in a paste (DNN library not found, cuDNN could not initialise,
+no convolution algorithm) and the paste shows both the cuDNN that loaded ('Loaded cuDNN
+version 8004': 8.0.4; 9-series numbers read 90100 = 9.1.0) and TensorFlow's version, the
+loaded cuDNN is compared with the one that release was built with (tested build
+configurations): another major version, or an older minor, is a cuDNN version mismatch.`,
+		Run: reasonCudnnLoadedVsBuild,
+	},
+	{
 		ID: "explain.driver_too_old", Title: "The driver's CUDA version against what the build needs", Link: checks.LinkDriver, Phase: phaseFindings,
 		Causes: []string{"driver_too_old_for_cuda"},
 		Doc: `The newest CUDA version the driver runs (nvidia-smi's header, or the driver version
@@ -1242,4 +1252,68 @@ func reasonMemoryOrphaned(st *explainState) {
 		d.ev("memory_listed_for_processes", gibString(listed[g.index]))
 		d.reasons = append(d.reasons, "explain.gpu_memory_orphaned")
 	}
+}
+
+// cudnnVersionOf reads cuDNN's integer version: 8.x as major*1000 +
+// minor*100 + patch (8004 = 8.0.4), 9.x and later as major*10000 +
+// minor*100 + patch (90100 = 9.1.0).
+func cudnnVersionOf(s string) ver {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n <= 0 {
+		return nil
+	}
+	if n >= 10000 {
+		return ver{n / 10000, (n % 10000) / 100, n % 100}
+	}
+	return ver{n / 1000, (n % 1000) / 100, n % 100}
+}
+
+func reasonCudnnLoadedVsBuild(st *explainState) {
+	var targets []*draft
+	for _, d := range st.drafts {
+		if d.sig == nil {
+			continue
+		}
+		switch d.sig.ID {
+		case "cudnn.not_initialized", "cudnn.conv_algorithm_unavailable", "cuda.handle_alloc_failed":
+			targets = append(targets, d)
+		}
+	}
+	if len(targets) == 0 || len(st.draftsWithCause("cudnn_version_mismatch")) > 0 {
+		return
+	}
+	raw, lf, ok := st.firstFact("loaded_cudnn")
+	if !ok {
+		return
+	}
+	loaded := cudnnVersionOf(raw)
+	tf, tff, ok := st.firstFact("tf_version")
+	if !ok || len(loaded) < 2 {
+		return
+	}
+	b, ok := knowledge.TFBuildAnyFor(tf)
+	if !ok {
+		return
+	}
+	built := parseVer(b.CUDNN)
+	if len(built) < 2 {
+		return
+	}
+	if loaded.major() == built.major() && loaded[:2].cmp(built[:2]) >= 0 {
+		return
+	}
+	lines := []lineRef{quote(lf), quote(tff)}
+	d := st.newDraft("explain.cudnn_loaded_vs_build", "cudnn_version_mismatch", checks.SevError,
+		fmt.Sprintf("cuDNN %s is loaded but TensorFlow %s was built with cuDNN %s", loaded, tf, b.CUDNN),
+		fmt.Sprintf("TensorFlow %s was built with cuDNN %s (tested build configurations, %s); the cuDNN that loaded is %s, so cuDNN calls fail. Another cuDNN (a system copy, a conda package, another framework's) is found first: install cuDNN %s for this release, or put its copy first on the loader path.", tf, b.CUDNN, b.Mark, loaded, b.CUDNN))
+	d.lines = lines
+	d.firstLine = firstLineOf(lines)
+	d.weight = 18
+	d.ev("loaded_cudnn", loaded.String())
+	d.ev("build_cudnn", b.CUDNN)
+	d.ev("tf_version", tf)
+	for _, t := range targets {
+		t.reasons = append(t.reasons, "explain.cudnn_loaded_vs_build")
+	}
+	d.reasons = append(d.reasons, "explain.cudnn_loaded_vs_build")
 }
