@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/tfdoctor/doctor/checks"
@@ -35,6 +36,15 @@ NVIDIA driver is installed (nvidia-smi not found, lspci -k listing no nvidia mod
 nothing showing one (NVRM lines, DKMS or installer output, nvidia-smi failing to reach
 its driver), nouveau is just the default driver: the cause is the missing NVIDIA driver.`,
 		Run: reasonNouveauWithoutNvidia,
+	},
+	{
+		ID: "explain.gpu_only_as_root", Title: "The GPU works as root but not as the user", Link: checks.LinkDriver, Phase: phaseFindings,
+		Causes: []string{"device_node_permission"},
+		Doc: `The same GPU query (torch.cuda.is_available(), list_physical_devices, deviceQuery)
+answered twice in the paste: it finds the GPU when run with sudo (or as root) and not when
+run without it (or as another user through su): the driver works and the user may not open
+/dev/nvidia* (the device nodes belong to a group such as video that the user is not in).`,
+		Run: reasonGPUOnlyAsRoot,
 	},
 	{
 		ID: "explain.container_host_cause", Title: "A container's GPU failure caused by the host's driver", Link: checks.LinkPlatform, Phase: phaseFindings,
@@ -281,5 +291,79 @@ func reasonNouveauWithoutNvidia(st *explainState) {
 			d.ev("pci_kernel_modules", lines)
 		}
 		d.reasons = append(d.reasons, "explain.nouveau_without_nvidia")
+	}
+}
+
+var (
+	sudoRE   = regexp.MustCompile(`(?:^|[\s;&|(])sudo\s`)
+	suUserRE = regexp.MustCompile(`(?:^|[\s;&|(])su\s+(?:-\s+|-l\s+)?[\w.-]+\s+-c\b`)
+)
+
+// gpuQueryRuns pairs each GPU query command in the paste with the first
+// answer within four lines after it.
+type gpuQueryRun struct {
+	cmd, answer hit
+	ok          bool
+	sudo, su    bool
+}
+
+func (st *explainState) gpuQueryRuns() []gpuQueryRun {
+	var out []gpuQueryRun
+	for i, f := range st.facts {
+		cmd := f.values["gpu_query_cmd"]
+		if cmd == "" {
+			continue
+		}
+		for _, g := range st.facts[i+1:] {
+			if g.line > f.line+8 {
+				break
+			}
+			var ok, found bool
+			switch {
+			case g.values["gpu_answer"] != "":
+				ok, found = g.values["gpu_answer"] == "True", true
+			case g.values["gpu_answer_count"] != "":
+				ok, found = g.values["gpu_answer_count"] != "0", true
+			case g.values["gpu_answer_none"] != "":
+				ok, found = false, true
+			}
+			if found {
+				out = append(out, gpuQueryRun{cmd: f, answer: g, ok: ok, sudo: sudoRE.MatchString(cmd), su: suUserRE.MatchString(cmd)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func reasonGPUOnlyAsRoot(st *explainState) {
+	runs := st.gpuQueryRuns()
+	for _, good := range runs {
+		if !good.ok {
+			continue
+		}
+		for _, bad := range runs {
+			if bad.ok || !(good.sudo && !bad.sudo || bad.su && !good.su) {
+				continue
+			}
+			lines := []lineRef{quote(good.cmd), quote(good.answer), quote(bad.cmd), quote(bad.answer)}
+			d := st.newDraft("explain.gpu_only_as_root", "device_node_permission", checks.SevError,
+				"The GPU works as root but not as the user",
+				"The same GPU query finds the GPU when run as root (sudo) and not when run as the user: the driver works, and the user may not open the GPU device nodes (/dev/nvidia* belong to a group, often video, that the user is not in). Add the user to that group and log in again.")
+			d.lines = lines
+			d.firstLine = firstLineOf(lines)
+			d.weight = 18
+			// The GPU works as root in the same place: the container
+			// runtime did give it; what the container context read as
+			// a runtime fault is this one.
+			for _, o := range st.drafts {
+				if o.cause == "container_runtime_no_gpu" && runtimeSawHost(o) {
+					o.symptom = true
+					o.link = d.link
+					o.reasons = append(o.reasons, "explain.gpu_only_as_root")
+				}
+			}
+			return
+		}
 	}
 }
