@@ -465,40 +465,60 @@ func (st *explainState) requiredCUDA() (v ver, why string, at []lineRef) {
 }
 
 // driverCUDA finds the newest CUDA the paste's driver runs.
-func (st *explainState) driverCUDA() (v ver, why string, at []lineRef) {
+// driverCUDA finds the newest CUDA the paste's driver runs. below is set
+// when the driver is older than every row of NVIDIA's table: v is then the
+// oldest CUDA in the table, and the driver runs only CUDA older than that.
+func (st *explainState) driverCUDA() (v ver, why string, at []lineRef, below bool) {
 	if s, f, ok := st.firstFact("driver_cuda"); ok && s != "N/A" {
-		return parseVer(s), "nvidia-smi: CUDA Version " + s, []lineRef{quote(f)}
+		return parseVer(s), "nvidia-smi: CUDA Version " + s, []lineRef{quote(f)}, false
 	}
 	for _, key := range []string{"driver_version", "kernel_driver", "libcuda_version"} {
 		if s, f, ok := st.firstFact(key); ok {
 			if c, ok := st.lib.maxCUDAForDriver(s); ok {
-				return parseVer(c), fmt.Sprintf("driver %s runs CUDA up to %s (NVIDIA's table)", s, c), []lineRef{quote(f)}
+				return parseVer(c), fmt.Sprintf("driver %s runs CUDA up to %s (NVIDIA's table)", s, c), []lineRef{quote(f)}, false
+			}
+			if c, min, ok := oldestGADriver(); ok && len(parseVer(s)) >= 2 && parseVer(s).cmp(parseVer(min)) < 0 {
+				return parseVer(c), fmt.Sprintf("driver %s is older than %s, the minimum of CUDA %s, the oldest release in NVIDIA's table", s, min, c), []lineRef{quote(f)}, true
 			}
 		}
 	}
 	if s, f, ok := st.firstFact("driver_cuda_int"); ok {
 		if n, err := strconv.Atoi(s); err == nil && n > 0 {
 			c := fmt.Sprintf("%d.%d", n/1000, (n%1000)/10)
-			return parseVer(c), "the driver reports CUDA " + c, []lineRef{quote(f)}
+			return parseVer(c), "the driver reports CUDA " + c, []lineRef{quote(f)}, false
 		}
 	}
 	for _, d := range st.drafts {
 		if n, err := strconv.Atoi(d.values["driver_cuda_int"]); err == nil && n > 0 {
 			c := fmt.Sprintf("%d.%d", n/1000, (n%1000)/10)
-			return parseVer(c), "the driver reports CUDA " + c, d.lines
+			return parseVer(c), "the driver reports CUDA " + c, d.lines, false
 		}
 	}
-	return nil, "", nil
+	return nil, "", nil, false
+}
+
+// oldestGADriver is the oldest CUDA release in NVIDIA's driver table and
+// its minimum Linux driver.
+func oldestGADriver() (cuda, driver string, ok bool) {
+	var best ver
+	for _, r := range knowledge.GADrivers() {
+		if c := parseVer(r.CUDA); len(c) >= 2 && (best == nil || c.cmp(best) < 0) {
+			best, cuda, driver, ok = c, r.CUDA, r.Linux, true
+		}
+	}
+	return cuda, driver, ok
 }
 
 func reasonDriverCUDA(st *explainState) {
 	need, needWhy, needAt := st.requiredCUDA()
-	have, haveWhy, haveAt := st.driverCUDA()
+	have, haveWhy, haveAt, below := st.driverCUDA()
 	if len(need) < 2 || len(have) < 2 {
 		return
 	}
 	tooOld := false
 	switch {
+	case below:
+		tooOld = need.cmp(have[:2]) >= 0
 	case need.major() >= 11:
 		tooOld = have.major() < need.major()
 	default:
@@ -528,11 +548,17 @@ func reasonDriverCUDA(st *explainState) {
 		return
 	}
 	detail := fmt.Sprintf("%s, but the build needs CUDA %s (%s).", haveWhy, need, needWhy)
-	if minDriver != "" {
+	title := fmt.Sprintf("The driver runs CUDA up to %s; the build needs CUDA %s", have, need)
+	switch {
+	case below:
+		title = fmt.Sprintf("The driver is older than any CUDA %s and later needs; the build needs CUDA %s", have, need)
+		if minDriver != "" {
+			detail += fmt.Sprintf(" Install driver %s or newer.", minDriver)
+		}
+	case minDriver != "":
 		detail += fmt.Sprintf(" Install driver %s or newer, or a build made for CUDA %s.", minDriver, have)
 	}
-	d := st.newDraft("explain.driver_too_old", "driver_too_old_for_cuda", checks.SevError,
-		fmt.Sprintf("The driver runs CUDA up to %s; the build needs CUDA %s", have, need), detail)
+	d := st.newDraft("explain.driver_too_old", "driver_too_old_for_cuda", checks.SevError, title, detail)
 	d.weight = 15
 	d.firstLine = firstLineOf(haveAt, needAt)
 	ev(d)
