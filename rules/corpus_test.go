@@ -600,8 +600,10 @@ func TestCorpusMeasure(t *testing.T) {
 		t.Skip("DOCTOR_CORPUS_MEASURE names no file")
 	}
 	var n, right, held, heldRight, und, undRight int
+	var results []corpusResult
 	for _, c := range readCases(t, path, "measure") {
 		r := scoreCase(c)
+		results = append(results, r)
 		n++
 		if r.undecided {
 			und++
@@ -622,6 +624,9 @@ func TestCorpusMeasure(t *testing.T) {
 		}
 	}
 	t.Logf("MEASURE %s: %d/%d right (%.3f); of them held out %d/%d; \"most likely\" answers %d/%d right", path, right, n, ratio(right, n), heldRight, held, undRight, und)
+	var b strings.Builder
+	writeCalibration(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, results)
+	t.Log("\n" + b.String())
 }
 
 // writeCalibration: how far to trust the answer by how explain put it. A
