@@ -6,8 +6,10 @@
 # explain on real framework output without a thread's word for the label.
 #   torch-cvd-empty     CUDA_VISIBLE_DEVICES= and torch .cuda()       -> cuda_visible_devices_hides_gpu (undecided: the log does not show the variable)
 #   torch-cvd-shown     the same, with the echo explain asks for       -> cuda_visible_devices_hides_gpu (decided)
-#   cupy-cvd-empty      CUDA_VISIBLE_DEVICES= and CuPy                 -> cuda_visible_devices_hides_gpu
-#   jax-cvd-minus1      JAX_PLATFORMS=cuda CUDA_VISIBLE_DEVICES=-1     -> cuda_visible_devices_hides_gpu
+#   cupy-cvd-empty      CUDA_VISIBLE_DEVICES= and CuPy                 -> cuda_visible_devices_hides_gpu (or undecided)
+#   cupy-cvd-shown      the same, with the echo                        -> cuda_visible_devices_hides_gpu (decided)
+#   jax-cvd-minus1      JAX_PLATFORMS=cuda CUDA_VISIBLE_DEVICES=-1     -> cuda_visible_devices_hides_gpu (or undecided)
+#   jax-cvd-shown       the same, with the echo                        -> cuda_visible_devices_hides_gpu (decided)
 #   torch-oom-other     another process holds 85% of the memory        -> gpu_out_of_memory_other_process
 #   cupy-oom-other      the same, CuPy                                 -> gpu_out_of_memory_other_process
 #   jax-oom-other       the same, JAX preallocating                    -> gpu_out_of_memory_other_process (or gpu_memory_preallocation)
@@ -77,10 +79,16 @@ run() {
   env "${envs[@]}" timeout 120 "$@" >"$OUT/explain-$name.log" 2>&1
 }
 
+# shown FROM TO VALUE: the log FROM with, before it, the output explain
+# asks for (the variable echoed, as its ask_for prints it).
+shown() {
+  { echo "\$ echo \"CUDA_VISIBLE_DEVICES=[\$CUDA_VISIBLE_DEVICES]\""; echo "CUDA_VISIBLE_DEVICES=[$3]"; cat "$OUT/explain-$1.log"; } >"$OUT/explain-$2.log"
+}
+
 if [ -n "$PYT" ]; then
   run torch-cvd-empty CUDA_VISIBLE_DEVICES= -- "$PYT" -c "import torch; print(torch.cuda.is_available()); torch.zeros(1).cuda()"
   judge torch-cvd-empty cuda_visible_devices_hides_gpu
-  { echo "\$ echo \"CUDA_VISIBLE_DEVICES=[\$CUDA_VISIBLE_DEVICES]\""; echo "CUDA_VISIBLE_DEVICES=[]"; cat "$OUT/explain-torch-cvd-empty.log"; } >"$OUT/explain-torch-cvd-shown.log"
+  shown torch-cvd-empty torch-cvd-shown ""
   judge torch-cvd-shown cuda_visible_devices_hides_gpu
   run torch-healthy -- "$PYT" -c "import torch; x=torch.randn(4096,4096,device='cuda'); print((x@x).sum().item(), torch.cuda.get_device_name())"
   judge torch-healthy -
@@ -88,10 +96,14 @@ fi
 if [ -n "$PYC" ]; then
   run cupy-cvd-empty CUDA_VISIBLE_DEVICES= -- "$PYC" -c "import cupy; cupy.zeros(1)"
   judge cupy-cvd-empty cuda_visible_devices_hides_gpu
+  shown cupy-cvd-empty cupy-cvd-shown ""
+  judge cupy-cvd-shown cuda_visible_devices_hides_gpu
 fi
 if [ -n "$PYJ" ]; then
   run jax-cvd-minus1 JAX_PLATFORMS=cuda CUDA_VISIBLE_DEVICES=-1 -- "$PYJ" -c "import jax; print(jax.devices())"
   judge jax-cvd-minus1 cuda_visible_devices_hides_gpu
+  shown jax-cvd-minus1 jax-cvd-shown -1
+  judge jax-cvd-shown cuda_visible_devices_hides_gpu
   run jax-healthy -- "$PYJ" -c "import jax, jax.numpy as jnp; x=jnp.ones((4096,4096)); print(jax.devices(), (x@x).sum())"
   judge jax-healthy -
 fi
