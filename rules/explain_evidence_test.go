@@ -78,3 +78,28 @@ func TestMessageFamilies(t *testing.T) {
 		}
 	}
 }
+
+// TestAskedForEchoDecides: the output explain asks for
+// (echo "CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]") decides a bare
+// no-device error: brackets around nothing or -1 hide every GPU; brackets
+// around 0 are the first GPU and do not.
+func TestAskedForEchoDecides(t *testing.T) {
+	const noDevice = "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorNoDevice: no CUDA-capable device is detected\n"
+	echo := func(v string) string {
+		return "$ echo \"CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]\"\nCUDA_VISIBLE_DEVICES=[" + v + "]\n" + noDevice
+	}
+	for _, v := range []string{"", "-1"} {
+		if got := topCause(ExplainText(echo(v))); got != "cuda_visible_devices_hides_gpu" {
+			t.Errorf("CUDA_VISIBLE_DEVICES=[%s] then no device: root cause %s", v, got)
+		}
+	}
+	r := ExplainText(echo("0"))
+	if got := topCause(r); got == "cuda_visible_devices_hides_gpu" {
+		t.Errorf("CUDA_VISIBLE_DEVICES=[0] then no device: root cause %s; index 0 hides nothing", got)
+	}
+	for _, f := range r.Findings {
+		if f.ID == "explain.cuda_visible_devices" {
+			t.Errorf("CUDA_VISIBLE_DEVICES=[0]: finding %q", f.Title)
+		}
+	}
+}

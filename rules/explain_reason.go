@@ -881,6 +881,11 @@ func reasonVisibleDevices(st *explainState) {
 	}
 	last := vals[len(vals)-1]
 	raw := strings.Trim(last.values["cvd"], `"'`)
+	// doctor's own ask_for echoes the variable in brackets, so that an
+	// empty value shows: CUDA_VISIBLE_DEVICES=[0] is the value 0.
+	if len(raw) >= 2 && raw[0] == '[' && raw[len(raw)-1] == ']' {
+		raw = strings.Trim(strings.TrimSpace(raw[1:len(raw)-1]), `"'`)
+	}
 	var gpus []host.GPU
 	for _, g := range st.smiGPUs() {
 		gpus = append(gpus, host.GPU{Index: g.index})
@@ -895,7 +900,10 @@ func reasonVisibleDevices(st *explainState) {
 		// at all and no nvidia-smi table shows those indexes exist,
 		// the variable names GPUs this machine does not have (a
 		// script's hard-coded CUDA_VISIBLE_DEVICES=3 on a one-GPU box).
-		if len(gpus) == 0 && raw != "" {
+		// Index 0 is every machine's first GPU: with no GPU found at all
+		// it names nothing the machine lacks, so the variable is not
+		// the cause.
+		if len(gpus) == 0 && raw != "" && !allZero(v.Visible) {
 			if nd := st.noDeviceDraft(); nd != nil && strings.HasPrefix(low, "mig-") {
 				// A MIG UUID CUDA cannot find: that instance does not
 				// exist (destroyed or recreated with a new UUID, MIG
@@ -1342,4 +1350,14 @@ func reasonCudnnLoadedVsBuild(st *explainState) {
 		t.reasons = append(t.reasons, "explain.cudnn_loaded_vs_build")
 	}
 	d.reasons = append(d.reasons, "explain.cudnn_loaded_vs_build")
+}
+
+// allZero reports whether every visible entry is the index 0.
+func allZero(visible []int) bool {
+	for _, x := range visible {
+		if x != 0 {
+			return false
+		}
+	}
+	return len(visible) > 0
 }
