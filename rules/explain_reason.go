@@ -162,6 +162,18 @@ Windows after 2.10 (pip.md).`,
 		Run:    reasonMIG,
 	},
 	{
+		ID: "explain.python_env", Title: "The notebook's interpreter against where the framework is installed", Link: checks.LinkPython, Phase: phaseFindings,
+		Causes: []string{"jupyter_kernel_wrong_env"},
+		Doc: `In a notebook paste, the interpreter the kernel runs (sys.executable, or which/where
+python answered within three lines) and the site-packages folder pip names for the
+framework ('Requirement already satisfied: tensorflow in <folder>', pip show's
+Location) belong to different environments (<env>/bin/python vs
+<env>/lib/pythonX.Y/site-packages; per-user ~/.local folders are read by every
+interpreter and do not count): the kernel is not the environment the framework
+was installed in.`,
+		Run: reasonPythonEnv,
+	},
+	{
 		ID: "explain.multiple_tf", Title: "Several TensorFlow distributions installed", Link: checks.LinkPython, Phase: phaseFindings,
 		Causes: []string{"multiple_tf_installs_conflict"},
 		Doc: `A package list with more than one TensorFlow distribution (tensorflow, tensorflow-gpu,
@@ -1360,4 +1372,128 @@ func allZero(visible []int) bool {
 		}
 	}
 	return len(visible) > 0
+}
+
+// envRoot is the environment folder an interpreter path or a site-packages
+// folder belongs to: /x/envs/tf/bin/python3 and
+// /x/envs/tf/lib/python3.10/site-packages give /x/envs/tf;
+// C:\x\envs\tf\python.exe, C:\x\envs\tf\Scripts\python.exe and
+// C:\x\envs\tf\Lib\site-packages give c:/x/envs/tf. "" when the path has
+// none of these shapes or is a per-user site folder (~/.local), which any
+// interpreter of that Python version reads.
+func envRoot(p string) string {
+	p = strings.Trim(strings.TrimSpace(p), `'"`)
+	p = strings.ReplaceAll(strings.ReplaceAll(p, `\\`, `/`), `\`, `/`)
+	windows := len(p) > 2 && p[1] == ':'
+	if windows {
+		p = strings.ToLower(p)
+	}
+	parts := strings.Split(strings.TrimRight(p, "/"), "/")
+	n := len(parts)
+	if n < 2 {
+		return ""
+	}
+	last := strings.ToLower(parts[n-1])
+	var root []string
+	switch {
+	case strings.HasPrefix(last, "python") && !strings.HasSuffix(last, "-packages"):
+		root = parts[:n-1]
+		if k := len(root); k > 0 && (root[k-1] == "bin" || strings.EqualFold(root[k-1], "scripts")) {
+			root = root[:k-1]
+		}
+	case last == "site-packages" || last == "dist-packages":
+		root = parts[:n-1]
+		if k := len(root); k > 0 && strings.HasPrefix(strings.ToLower(root[k-1]), "python") {
+			root = root[:k-1]
+		}
+		if k := len(root); k > 0 && (root[k-1] == "lib" || root[k-1] == "Lib" || root[k-1] == "lib64") {
+			root = root[:k-1]
+		} else {
+			return ""
+		}
+	default:
+		return ""
+	}
+	r := strings.Join(root, "/")
+	if r == "/usr/local" {
+		r = "/usr" // Debian's /usr/bin/python3 reads /usr/local/lib/python3.X/dist-packages too
+	}
+	if r == "" || strings.HasSuffix(r, "/.local") || r == "~/.local" || strings.Contains(r, "/appdata/roaming/python") {
+		return ""
+	}
+	return r
+}
+
+// frameworkDist matches the distributions whose install folder
+// explain.python_env compares with the kernel's interpreter.
+var frameworkDist = regexp.MustCompile(`(?i)^(?:tensorflow[\w-]*|tf-nightly[\w-]*|torch|jax|jaxlib|cupy[\w-]*|paddlepaddle[\w-]*|onnxruntime[\w-]*|keras)$`)
+
+// reasonPythonEnv: in a notebook paste, the interpreter the kernel runs
+// (sys.executable, or which/where python asked from the notebook) lives in
+// another environment than the one pip installed the framework into.
+func reasonPythonEnv(st *explainState) {
+	if !st.has("jupyter") {
+		return
+	}
+	var interps, sites []hit
+	lastQuery, lastName := -100, -100
+	for _, f := range st.facts {
+		switch {
+		case f.values["interp_query"] != "":
+			lastQuery = f.line
+		case f.values["interp_path"] != "":
+			same := strings.Contains(f.text, "sys.executable")
+			if same || f.line-lastQuery <= 3 {
+				interps = append(interps, f)
+			}
+		case f.values["pip_show_name"] != "":
+			lastName = -100
+			if frameworkDist.MatchString(f.values["pip_show_name"]) {
+				lastName = f.line
+			}
+		case f.values["site_path"] != "":
+			// pip show's Location counts only under a framework's Name.
+			if f.values["site_pkg"] != "" || f.line-lastName <= 12 {
+				sites = append(sites, f)
+			}
+		}
+	}
+	if len(interps) == 0 || len(sites) == 0 {
+		return
+	}
+	interpRoots := map[string]bool{}
+	for _, f := range interps {
+		if r := envRoot(f.values["interp_path"]); r != "" {
+			interpRoots[r] = true
+		}
+	}
+	var other []hit
+	for _, f := range sites {
+		r := envRoot(f.values["site_path"])
+		if r == "" {
+			continue
+		}
+		if interpRoots[r] {
+			return // the kernel's own environment has the package
+		}
+		other = append(other, f)
+	}
+	if len(interpRoots) == 0 || len(other) == 0 {
+		return
+	}
+	title := "The notebook's kernel runs another Python than the environment the framework is installed in"
+	lines := []lineRef{quote(interps[0]), quote(other[0])}
+	for _, d := range st.draftsWithCause("jupyter_kernel_wrong_env") {
+		d.lines = append(d.lines, lines...)
+		d.reasons = append(d.reasons, "explain.python_env")
+		return
+	}
+	d := st.newDraft("explain.python_env", "jupyter_kernel_wrong_env", checks.SevError, title,
+		"The kernel's interpreter ("+interps[0].values["interp_path"]+") is not the Python of "+other[0].values["site_path"]+
+			", where pip put the framework: the notebook imports whatever that other interpreter has. Register the environment as a kernel (python -m ipykernel install --user --name <env>) and select it, or install the framework with %pip in the notebook.")
+	d.lines = lines
+	d.firstLine = firstLineOf(lines)
+	d.weight = 16
+	d.ev("kernel_python", interps[0].values["interp_path"])
+	d.ev("package_folder", other[0].values["site_path"])
 }
