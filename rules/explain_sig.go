@@ -405,7 +405,8 @@ func ExplainFixes() []checks.Fix {
 
 // normalizeValues derives values the signatures key on from raw ones:
 // "library" gives "lib" (cudnn, cublas, cuda...) and "lib_version";
-// "requirement" gives "requirement_kind" (nvidia-cudnn-cu12 -> cudnn).
+// "requirement" gives "requirement_kind" (nvidia-cudnn-cu12 -> cudnn);
+// "cuda_tag" gives "required_cuda" (121 -> 12.1).
 func normalizeValues(v map[string]string) {
 	if lib, ok := v["library"]; ok {
 		name, ver := parseLibraryName(lib)
@@ -413,6 +414,11 @@ func normalizeValues(v map[string]string) {
 		if ver != "" {
 			v["lib_version"] = ver
 		}
+	}
+	// A wheel's CUDA tag (torch +cu121, paddlepaddle-gpu .post117): the
+	// last digit is the minor version.
+	if tag := v["cuda_tag"]; len(tag) >= 2 && isDigits(tag) && v["required_cuda"] == "" {
+		v["required_cuda"] = tag[:len(tag)-1] + "." + tag[len(tag)-1:]
 	}
 	if req, ok := v["requirement"]; ok {
 		k := strings.TrimPrefix(strings.ToLower(req), "nvidia-")
