@@ -55,3 +55,26 @@ func TestPythonEnvReasoner(t *testing.T) {
 		}
 	}
 }
+
+// TestTorchCUDABuildReasoner: 'CUDA not available' stays a CPU-only wheel
+// unless the paste shows a CUDA build; then the driver is the likely
+// reason (a container's or WSL's own), still undecided.
+func TestTorchCUDABuildReasoner(t *testing.T) {
+	for _, c := range []struct{ log, want string }{
+		{">>> torch.cuda.is_available()\nFalse\n", "framework_cpu_only_build"},
+		{">>> torch.__version__\n'2.1.0+cu121'\n>>> torch.cuda.is_available()\nFalse\n", "driver_missing"},
+		{"root@0123456789ab:/w# python -c 'import torch; print(torch.__version__, torch.cuda.is_available())'\ntorch 2.1.0+cu121\nIs CUDA available: False\n", "container_runtime_no_gpu"},
+		{">>> torch.__version__\n'2.1.0+cpu'\n>>> torch.cuda.is_available()\nFalse\n", "framework_cpu_only_build"},
+	} {
+		r := ExplainText(c.log)
+		if r.RootCause == nil || r.RootCause.Cause != c.want {
+			t.Errorf("%q: root cause %+v, want %s", c.log, r.RootCause, c.want)
+			continue
+		}
+		for _, f := range r.Findings {
+			if f.ID == r.RootCause.ID && c.want != "framework_cpu_only_build" && f.Evidence["decided"] != false {
+				t.Errorf("%q: decided %v, want false", c.log, f.Evidence["decided"])
+			}
+		}
+	}
+}

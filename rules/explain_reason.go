@@ -174,6 +174,16 @@ was installed in.`,
 		Run: reasonPythonEnv,
 	},
 	{
+		ID: "explain.torch_cuda_build", Title: "CUDA unavailable in a PyTorch that is a CUDA build", Link: checks.LinkRuntime, Phase: phaseFindings,
+		Causes: []string{"driver_missing", "wsl_libcuda_not_found", "container_runtime_no_gpu"},
+		Doc: `torch.cuda.is_available() False (or collect_env's 'Is CUDA available: False') is read as a
+CPU-only wheel, its commonest cause, unless the paste shows the wheel is a CUDA build
+(torch 2.1.0+cu121, torch.version.cuda 12.1, 'CUDA used to build PyTorch: 12.1'):
+then the program could not reach a driver (in WSL: libcuda from the Windows driver;
+in a container: no GPU access). It stays a symptom: the log does not decide.`,
+		Run: reasonTorchCUDABuild,
+	},
+	{
 		ID: "explain.multiple_tf", Title: "Several TensorFlow distributions installed", Link: checks.LinkPython, Phase: phaseFindings,
 		Causes: []string{"multiple_tf_installs_conflict"},
 		Doc: `A package list with more than one TensorFlow distribution (tensorflow, tensorflow-gpu,
@@ -1496,4 +1506,39 @@ func reasonPythonEnv(st *explainState) {
 	d.weight = 16
 	d.ev("kernel_python", interps[0].values["interp_path"])
 	d.ev("package_folder", other[0].values["site_path"])
+}
+
+// reasonTorchCUDABuild: "CUDA is not available" read as a CPU-only wheel is
+// ruled out when the same paste shows the wheel is a CUDA build (a +cuXXX
+// version, torch.version.cuda, collect_env's 'CUDA used to build PyTorch');
+// the commonest reason left is that the program could not reach a driver.
+func reasonTorchCUDABuild(st *explainState) {
+	var proof *hit
+	for i, f := range st.facts {
+		if f.values["torch_cu"] != "" || f.values["torch_cu_dotted"] != "" ||
+			(strings.EqualFold(f.values["framework"], "PyTorch") && f.values["required_cuda"] != "") {
+			proof = &st.facts[i]
+			break
+		}
+	}
+	if proof == nil {
+		return
+	}
+	for _, d := range st.draftsWithCause("framework_cpu_only_build") {
+		if !d.symptom || d.sig == nil || (d.sig.ID != "framework.torch_cuda_unavailable" && d.sig.ID != "framework.cuda_query_false") {
+			continue
+		}
+		cause, where := "driver_missing", "the NVIDIA driver is not installed or not loaded"
+		switch {
+		case st.has("wsl"):
+			cause, where = "wsl_libcuda_not_found", "WSL 2's libcuda (from the Windows driver, in /usr/lib/wsl/lib) is not found"
+		case st.has("container"):
+			cause, where = "container_runtime_no_gpu", "the container was started without GPU access"
+		}
+		d.cause = cause // the link stays the runtime's: any finding lower on the chain is the better answer
+		d.lines = append(d.lines, quote(*proof))
+		d.detail = fmt.Sprintf("PyTorch says CUDA is not available, and the installed PyTorch is a CUDA build (%s), so this is not a CPU-only wheel: the commonest reason left is that %s. A driver too old for the build or CUDA_VISIBLE_DEVICES hiding the GPU say so in their own messages.", strings.TrimSpace(proof.text), where)
+		d.ev("cuda_build", strings.TrimSpace(proof.text))
+		d.reasons = append(d.reasons, "explain.torch_cuda_build")
+	}
 }
