@@ -406,7 +406,7 @@ func ExplainFixes() []checks.Fix {
 // normalizeValues derives values the signatures key on from raw ones:
 // "library" gives "lib" (cudnn, cublas, cuda...) and "lib_version";
 // "requirement" gives "requirement_kind" (nvidia-cudnn-cu12 -> cudnn);
-// "cuda_tag" gives "required_cuda" (121 -> 12.1).
+// "cuda_tag" gives "required_cuda" (121 -> 12.1), "cuda_major" too (12 -> 12.0).
 func normalizeValues(v map[string]string) {
 	if lib, ok := v["library"]; ok {
 		name, ver := parseLibraryName(lib)
@@ -419,6 +419,11 @@ func normalizeValues(v map[string]string) {
 	// last digit is the minor version.
 	if tag := v["cuda_tag"]; len(tag) >= 2 && isDigits(tag) && v["required_cuda"] == "" {
 		v["required_cuda"] = tag[:len(tag)-1] + "." + tag[len(tag)-1:]
+	}
+	// A wheel named for a CUDA major (jaxlib +cuda12, cupy-cuda12x): drivers
+	// of one major family run every minor of it, so the major decides.
+	if m := v["cuda_major"]; m != "" && isDigits(m) && v["required_cuda"] == "" {
+		v["required_cuda"] = m + ".0"
 	}
 	if req, ok := v["requirement"]; ok {
 		k := strings.TrimPrefix(strings.ToLower(req), "nvidia-")
