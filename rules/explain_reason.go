@@ -361,14 +361,19 @@ var cudaDirRE = regexp.MustCompile(`/cuda-(\d+\.\d+)(?:/|:|$)`)
 
 // libSightings collects the versions of lib the paste shows, outside the
 // lines where loading it failed.
-func (st *explainState) libSightings(lib string, failLines map[int]bool) (majors map[int]bool, refs []lineRef) {
+func (st *explainState) libSightings(lib string, failLines map[int]bool) (majors map[int]bool, minors map[string]bool, refs []lineRef) {
 	majors = map[int]bool{}
+	minors = map[string]bool{}
 	add := func(f hit, v string) {
-		m := parseVer(v).major()
+		pv := parseVer(v)
+		m := pv.major()
 		if m < 0 {
 			return
 		}
 		majors[m] = true
+		if len(pv) >= 2 {
+			minors[pv[:2].String()] = true
+		}
 		if len(refs) < maxQuotedLines {
 			refs = append(refs, quote(f))
 		}
@@ -395,7 +400,7 @@ func (st *explainState) libSightings(lib string, failLines map[int]bool) (majors
 			}
 		}
 	}
-	return majors, refs
+	return majors, minors, refs
 }
 
 func reasonDlopenVersions(st *explainState) {
@@ -426,7 +431,7 @@ func reasonDlopenVersions(st *explainState) {
 		if want.major() < 0 || d.benign {
 			continue
 		}
-		majors, refs := st.libSightings(lib, failLines)
+		majors, minors, refs := st.libSightings(lib, failLines)
 		if lib == "cudart" || lib == "cublas" {
 			// The failing line's LD_LIBRARY_PATH shows the CUDA toolkit the
 			// loader was pointed at (/usr/local/cuda-11.8/lib64).
@@ -438,12 +443,23 @@ func reasonDlopenVersions(st *explainState) {
 				}
 			}
 		}
-		if len(majors) == 0 || majors[want.major()] {
+		// Up to CUDA 10 the toolkit's sonames carry the minor version
+		// (libcudart.so.10.0, libcufft.so.10.0, libcublas.so.9.0): a
+		// libcudart.so.10.1 does not satisfy a build that asks for 10.0.
+		// From CUDA 11 one soname serves the whole major (libcudart.so.11.0).
+		byMinor := lib != "cudnn" && len(want) >= 2 && want.major() <= 10 && len(minors) > 0
+		if len(majors) == 0 || (majors[want.major()] && (!byMinor || minors[want[:2].String()])) {
 			continue
 		}
 		var found []string
-		for m := range majors {
-			found = append(found, strconv.Itoa(m))
+		if byMinor && majors[want.major()] {
+			for m := range minors {
+				found = append(found, m)
+			}
+		} else {
+			for m := range majors {
+				found = append(found, strconv.Itoa(m))
+			}
 		}
 		sort.Strings(found)
 		if lib == "cudnn" {
@@ -453,9 +469,15 @@ func reasonDlopenVersions(st *explainState) {
 		}
 		d.link = st.lib.linkOf(d.cause)
 		d.weight += 5
-		d.title = fmt.Sprintf("The build needs %s but only %s major version %s is installed", d.values["library"], lib, strings.Join(found, ", "))
-		d.detail = fmt.Sprintf("The program asks for %s (major version %d); the paste shows %s only in major version %s. "+
-			"The framework was built for another CUDA/cuDNN version than the one installed.", d.values["library"], want.major(), lib, strings.Join(found, ", "))
+		if byMinor && majors[want.major()] {
+			d.title = fmt.Sprintf("The build needs %s but only %s version %s is installed", d.values["library"], lib, strings.Join(found, ", "))
+			d.detail = fmt.Sprintf("The program asks for %s (CUDA %s: up to CUDA 10 each minor version has its own library name); the paste shows %s only in version %s. "+
+				"The framework was built for another CUDA version than the one installed.", d.values["library"], want[:2], lib, strings.Join(found, ", "))
+		} else {
+			d.title = fmt.Sprintf("The build needs %s but only %s major version %s is installed", d.values["library"], lib, strings.Join(found, ", "))
+			d.detail = fmt.Sprintf("The program asks for %s (major version %d); the paste shows %s only in major version %s. "+
+				"The framework was built for another CUDA/cuDNN version than the one installed.", d.values["library"], want.major(), lib, strings.Join(found, ", "))
+		}
 		d.ev("installed_majors", found)
 		d.ev("installed_lines", refs)
 		d.reasons = append(d.reasons, "explain.dlopen_version_mismatch")
