@@ -470,11 +470,60 @@ func (st *explainState) resolve(d *draft) {
 		if !ok || !st.has(c) || (o.From != "" && o.From != d.cause) {
 			continue
 		}
+		if c == "windows" && o.Cause == "tf_windows_native_gpu_unsupported" {
+			// TensorFlow 2.10 was the last release with GPU support on
+			// native Windows: the verdict needs a TensorFlow of 2.11 or
+			// later shown in the paste.
+			switch st.windowsTFVerdict() {
+			case windowsTFOld:
+				d.noFix = true // pip install tensorflow would bring a CPU-only release there
+				d.note("The paste comes from native Windows with TensorFlow 2.10 or older, which still supports the GPU there: it needs the CUDA 11.2 and cuDNN 8.1 DLLs on PATH (TensorFlow's log, TF_CPP_MIN_LOG_LEVEL=0, names the DLL it could not load).")
+				d.ev("context", c)
+				d.ev("context_lines", firstN(st.contexts[c], 2))
+				return
+			case windowsTFUnknown:
+				noFix := d.noFix
+				apply(o, true)
+				// No version shown: the likeliest reading, not a verdict.
+				d.symptom, d.noFix = true, noFix
+				d.ev("context", c)
+				d.ev("context_lines", firstN(st.contexts[c], 2))
+				return
+			}
+		}
 		apply(o, true)
 		d.ev("context", c)
 		d.ev("context_lines", firstN(st.contexts[c], 2))
 		break
 	}
+}
+
+// What the paste shows of TensorFlow's version on native Windows.
+const (
+	windowsTFUnknown = iota // no TensorFlow version shown
+	windowsTFOld            // only versions up to 2.10: GPU still supported there
+	windowsTFNew            // 2.11 or later (or tensorflow-intel, which only 2.11+ pulls in)
+)
+
+func (st *explainState) windowsTFVerdict() int {
+	seen := false
+	for _, f := range st.factValues("tf_version") {
+		v := f.values["tf_version"]
+		if v == "" {
+			continue
+		}
+		if strings.HasPrefix(strings.ToLower(f.values["tf_dist"]), "tensorflow-intel") || strings.HasPrefix(strings.ToLower(f.values["tf_dist"]), "tensorflow_intel") {
+			return windowsTFNew
+		}
+		if parseVer(v).cmp(ver{2, 11}) >= 0 {
+			return windowsTFNew
+		}
+		seen = true
+	}
+	if seen {
+		return windowsTFOld
+	}
+	return windowsTFUnknown
 }
 
 func firstN(xs []lineRef, n int) []lineRef {

@@ -1,0 +1,107 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+)
+
+// judgmentCase is a paste whose cause the log does not prove, or proves
+// otherwise than a line read alone suggests: explain must not say "Root
+// cause:" with a fix it cannot stand behind. Each log is written from the
+// message texts of a reviewer's probe (no personal data).
+type judgmentCase struct {
+	name string
+	log  string
+	// cause is the root cause's label; "" expects none.
+	cause string
+	// decided is the root finding's evidence.decided.
+	decided bool
+	// noFix lists fix IDs that no failing finding may offer.
+	noFix []string
+	// notCause lists labels no failing finding may carry.
+	notCause []string
+}
+
+var judgmentCases = []judgmentCase{
+	{
+		name: "windows_tf_2.10_empty_list",
+		log: `PS C:\Users\me> pip list | findstr tensorflow
+tensorflow                   2.10.1
+PS C:\Users\me> python -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))"
+[]
+`,
+		cause: "tf_cpu_only_build_installed", decided: false,
+		noFix: []string{"use-wsl2", "pip-install-tensorflow"}, notCause: []string{"tf_windows_native_gpu_unsupported"},
+	},
+	{
+		name: "windows_no_tf_version",
+		log: `PS C:\Users\me> python -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))"
+[]
+`,
+		cause: "tf_windows_native_gpu_unsupported", decided: false,
+	},
+	{
+		name: "windows_tf_2.15_not_built_with_cuda",
+		log: `PS C:\Users\me> python -c "import tensorflow as tf; print(tf.__version__); print(tf.test.is_built_with_cuda())"
+2.15.0
+False
+`,
+		cause: "tf_windows_native_gpu_unsupported", decided: true,
+	},
+	{
+		name: "wsl_shell_runs_nvidia_smi_exe",
+		log: `(tf) user@PC:~$ nvidia-smi.exe
+Thu Dec  3 13:40:01 2026
+| NVIDIA-SMI 551.61                 Driver Version: 551.61         CUDA Version: 12.4     |
+(tf) user@PC:~$ python3 -c "import tensorflow as tf; print(tf.__version__); print(tf.config.list_physical_devices('GPU'))"
+2.15.0
+[]
+`,
+		cause: "tf_cpu_only_build_installed", decided: false,
+		noFix: []string{"use-wsl2"}, notCause: []string{"tf_windows_native_gpu_unsupported"},
+	},
+}
+
+func TestExplainJudgment(t *testing.T) {
+	for _, c := range judgmentCases {
+		t.Run(c.name, func(t *testing.T) {
+			r := ExplainText(c.log)
+			var b strings.Builder
+			for _, f := range r.Findings {
+				b.WriteString("\n  " + f.ID + " " + string(f.Severity) + " " + f.Cause + ": " + f.Title)
+				for _, x := range f.Fixes {
+					b.WriteString(" [" + x.ID + "]")
+				}
+			}
+			got := ""
+			if r.RootCause != nil {
+				got = r.RootCause.Cause
+			}
+			if got != c.cause {
+				t.Fatalf("root cause %q, want %q; findings:%s", got, c.cause, b.String())
+			}
+			for _, f := range r.Findings {
+				if r.RootCause != nil && f.ID == r.RootCause.ID {
+					if d, _ := f.Evidence[DecidedKey].(bool); d != c.decided {
+						t.Errorf("root finding %s decided=%v, want %v; findings:%s", f.ID, d, c.decided, b.String())
+					}
+				}
+				if !f.Failing() {
+					continue
+				}
+				for _, x := range f.Fixes {
+					for _, bad := range c.noFix {
+						if x.ID == bad {
+							t.Errorf("finding %s offers fix %s; findings:%s", f.ID, bad, b.String())
+						}
+					}
+				}
+				for _, bad := range c.notCause {
+					if f.Cause == bad {
+						t.Errorf("finding %s has cause %s; findings:%s", f.ID, bad, b.String())
+					}
+				}
+			}
+		})
+	}
+}
