@@ -1,6 +1,9 @@
 package rules
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestEnvRoot(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
@@ -75,6 +78,18 @@ func TestTorchCUDABuildReasoner(t *testing.T) {
 			if f.ID == r.RootCause.ID && c.want != "framework_cpu_only_build" && f.Evidence["decided"] != false {
 				t.Errorf("%q: decided %v, want false", c.log, f.Evidence["decided"])
 			}
+		}
+	}
+}
+
+// TestBlackwellNoteStaysWithTensorFlow: TensorFlow's known failures on
+// compute capability 12.0 are not attached to PyTorch's own message.
+func TestBlackwellNoteStaysWithTensorFlow(t *testing.T) {
+	const torchLog = "UserWarning: Found GPU0 NVIDIA GeForce RTX 5090 which is of compute capability (CC) 12.0.\n" +
+		"Please follow the instructions at https://pytorch.org/get-started/locally/ to install a PyTorch release that supports one of these CUDA versions: 12.8, 13.0\n"
+	for _, f := range ExplainText(torchLog).Findings {
+		if _, ok := f.Evidence["known_failure_source"]; ok || strings.Contains(f.Detail, "TensorFlow") {
+			t.Errorf("%s carries TensorFlow's known failure: %s", f.ID, f.Detail)
 		}
 	}
 }

@@ -1038,10 +1038,26 @@ func reasonXid(st *explainState) {
 	}
 }
 
+// otherFrameworkCC are compute-capability signatures that speak for
+// another framework than TensorFlow: TensorFlow's known failures on a GPU
+// say nothing about them.
+var otherFrameworkCC = map[string]bool{
+	"gpu.torch_arch_not_in_build": true, "gpu.torch_cc_not_in_build": true, "gpu.build_cuda_too_old_for_gpu": true,
+	"gpu.rapids_arch_required": true, "gpu.bitsandbytes_int8_matmul_failed": true, "gpu.feature_needs_newer_gpu": true,
+	"framework.triton_cc_too_old": true, "framework.paddle_arch_unsupported": true,
+}
+
 func reasonBlackwell(st *explainState) {
 	var drafts []*draft
 	cc := ""
+	_, _, tfSeen := st.firstFact("tf_version")
 	for _, d := range st.draftsWithCause("unsupported_compute_capability") {
+		if d.sig != nil && otherFrameworkCC[d.sig.ID] {
+			if !tfSeen {
+				return // a paste of another framework: TensorFlow's table does not apply
+			}
+			continue
+		}
 		drafts = append(drafts, d)
 		if v := knowledge.Version(d.values["cc"]); len(v) >= 2 && v.Major() >= 10 {
 			cc = v[:2].String()
