@@ -60,6 +60,28 @@ Thu Dec  3 13:40:01 2026
 		cause: "tf_cpu_only_build_installed", decided: false,
 		noFix: []string{"use-wsl2"}, notCause: []string{"tf_windows_native_gpu_unsupported"},
 	},
+	{
+		name: "gpu_only_with_sudo",
+		log: `(myenv) user@box:~$ python -c "import torch; print(torch.cuda.is_available())"
+False
+(myenv) user@box:~$ sudo python -c "import torch; print(torch.cuda.is_available())"
+True
+`,
+		cause: "device_node_permission", decided: false,
+		noFix: []string{"create-device-nodes", "device-group"},
+	},
+	{
+		name: "gpu_only_with_sudo_cuda_visible_devices_shown",
+		log: `user@box:~$ env | grep CUDA
+CUDA_VISIBLE_DEVICES=-1
+user@box:~$ python3 -c "import torch; print(torch.cuda.is_available())"
+False
+user@box:~$ sudo python3 -c "import torch; print(torch.cuda.is_available())"
+True
+`,
+		cause: "cuda_visible_devices_hides_gpu", decided: true,
+		noFix: []string{"create-device-nodes", "device-group"},
+	},
 }
 
 func TestExplainJudgment(t *testing.T) {

@@ -42,8 +42,13 @@ its driver), nouveau is just the default driver: the cause is the missing NVIDIA
 		Causes: []string{"device_node_permission"},
 		Doc: `The same GPU query (torch.cuda.is_available(), list_physical_devices, deviceQuery)
 answered twice in the paste: it finds the GPU when run with sudo (or as root) and not when
-run without it (or as another user through su): the driver works and the user may not open
-/dev/nvidia* (the device nodes belong to a group such as video that the user is not in).`,
+run without it (or as another user through su). That is a symptom, not a verdict: the
+user may not open /dev/nvidia* (the nodes belong to a group such as video that the user
+is not in), but sudo also drops the user's environment (CUDA_VISIBLE_DEVICES,
+LD_LIBRARY_PATH) and usually runs another python (the system's, not the virtualenv's).
+The nodes exist (root used them), so creating them is never the fix. When the paste
+shows an environment finding (CUDA_VISIBLE_DEVICES hiding the GPUs, LD_LIBRARY_PATH
+pollution), that is the cause and the difference is folded under it.`,
 		Run: reasonGPUOnlyAsRoot,
 	},
 	{
@@ -349,10 +354,28 @@ func reasonGPUOnlyAsRoot(st *explainState) {
 			lines := []lineRef{quote(good.cmd), quote(good.answer), quote(bad.cmd), quote(bad.answer)}
 			d := st.newDraft("explain.gpu_only_as_root", "device_node_permission", checks.SevError,
 				"The GPU works as root but not as the user",
-				"The same GPU query finds the GPU when run as root (sudo) and not when run as the user: the driver works, and the user may not open the GPU device nodes (/dev/nvidia* belong to a group, often video, that the user is not in). Add the user to that group and log in again.")
+				"The same GPU query finds the GPU when run as root (sudo) and not when run as the user. The device nodes exist (root opened them); the user may not be allowed to open them (/dev/nvidia* belong to a group, often video, that the user is not in), but sudo also drops the user's environment (CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH) and usually runs another python, with another framework build.")
 			d.lines = lines
 			d.firstLine = firstLineOf(lines)
 			d.weight = 18
+			d.symptom = true
+			d.noFix = true // the difference alone proves no cause; the nodes exist
+			d.next = []string{
+				"ls -l /dev/nvidia* ; id",
+				"env | grep -e CUDA -e LD_LIBRARY_PATH ; sudo env | grep -e CUDA -e LD_LIBRARY_PATH",
+				"which python python3 ; sudo which python python3",
+			}
+			// An environment variable the paste shows hiding the GPU
+			// (CUDA_VISIBLE_DEVICES=-1) is what sudo dropped: it is
+			// the cause, and the difference is its consequence.
+			for _, o := range st.drafts {
+				if o != d && !o.symptom && o.severity == checks.SevError && o.link == checks.LinkEnvironment {
+					d.link = o.link
+					d.note("The paste shows %s, which sudo does not pass on: that explains the difference.", o.cause)
+					d.ev("explained_by", o.id)
+					break
+				}
+			}
 			// The GPU works as root in the same place: the container
 			// runtime did give it; what the container context read as
 			// a runtime fault is this one.
