@@ -216,6 +216,103 @@ type scanner struct {
 	mark  []uint32
 	stamp uint32
 	buf   []int32
+
+	// The run of wrapped pieces the last segment belongs to (see wrap).
+	run       string
+	runLine   int
+	runPieces int
+	runLast   int     // bytes in the run's last piece
+	runSigs   []int32 // signatures that matched the run so far
+	runCand   []int32 // signatures with a keyword in a piece of the run
+	alone     []int32 // signatures that matched the current segment
+	segCand   []int32 // signatures with a keyword in the current segment
+	winBuf    []int32
+}
+
+// Wrapped lines. A terminal, journalctl, a pager or a forum may cut a long
+// message into several lines ("Loaded runtime CuDNN l" / "ibrary: 7.4.1
+// but source was compiled with: 7.6.4"); a signature written for the
+// message then sees only pieces. So a segment that follows a long one (a
+// piece of wrapMinPiece bytes or more, the width at which something cut
+// it) and does not itself start a new record (a timestamp, a log-level
+// prefix, a kernel time, a traceback frame, a prompt) is matched again
+// joined to the run of pieces before it, up to wrapMaxPieces pieces. A
+// signature that matched no piece of the run alone takes the joined text
+// as its hit, quoted with the run's first line number. Terminals cut
+// without dropping a byte, so the pieces are joined as they are.
+const (
+	wrapMinPiece  = 60
+	wrapMaxPieces = 6
+)
+
+var recordStartRE = regexp.MustCompile(`^\s*(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[EWIFD]\d{4} |\[\s*\d+\.\d+\]|[A-Z][a-z]{2} [ \d]\d \d\d:|Traceback|File "|\$ |# |>>> |PS [A-Z]:)`)
+
+// wrap matches seg joined to the run before it, when seg continues a
+// wrapped message, and updates the run.
+func (sc *scanner) wrap(lineNo int, seg string) {
+	continues := sc.runPieces > 0 && sc.runPieces < wrapMaxPieces && sc.runLast >= wrapMinPiece &&
+		len(sc.run)+len(seg) <= maxLineBytes && !recordStartRE.MatchString(seg)
+	if !continues {
+		sc.run, sc.runLine, sc.runPieces, sc.runLast = seg, lineNo, 1, len(seg)
+		sc.runSigs = append(sc.runSigs[:0], sc.alone...)
+		sc.runCand = append(sc.runCand[:0], sc.segCand...)
+		return
+	}
+	m := sc.m
+	// The joined text's candidates: every keyword of a piece, plus those
+	// that straddle the cut (looked for in a window around it, wider than
+	// any keyword), so the run is not scanned again.
+	const window = 96
+	left, right := sc.run, seg
+	if len(left) > window {
+		left = left[len(left)-window:]
+	}
+	if len(right) > window {
+		right = right[:window]
+	}
+	sc.stamp++
+	sc.winBuf = m.candidates(left+right, sc.mark, sc.stamp, sc.winBuf)
+	joined := sc.run + seg
+	sc.run, sc.runLast = joined, len(seg)
+	sc.runPieces++
+	sc.runSigs = append(sc.runSigs, sc.alone...)
+	sc.runCand = append(sc.runCand, sc.segCand...)
+	sc.buf = sc.buf[:0]
+	for _, si := range append(sc.runCand, sc.winBuf...) {
+		if !containsIdx(sc.runSigs, si) && !containsIdx(sc.buf, si) {
+			sc.buf = append(sc.buf, si)
+		}
+	}
+	low := ""
+	lower := func() string {
+		if low == "" {
+			low = strings.ToLower(joined)
+		}
+		return low
+	}
+	for _, si := range sc.buf {
+		s := m.sigs[si]
+		v := s.match(joined, lower)
+		if v == nil {
+			continue
+		}
+		sc.runSigs = append(sc.runSigs, si)
+		if sc.kept[si] >= maxHitsPerSignature {
+			sc.extra[s]++
+			continue
+		}
+		sc.kept[si]++
+		sc.hits = append(sc.hits, hit{sig: s, line: sc.runLine, text: joined, values: v})
+	}
+}
+
+func containsIdx(xs []int32, x int32) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *matcher) newScanner() *scanner {
@@ -226,8 +323,11 @@ func (m *matcher) newScanner() *scanner {
 func (sc *scanner) segment(lineNo int, seg string) {
 	m := sc.m
 	seg = cleanLine(seg)
+	sc.alone = sc.alone[:0]
+	defer func() { sc.wrap(lineNo, seg) }()
 	sc.stamp++
 	sc.buf = m.candidates(seg, sc.mark, sc.stamp, sc.buf)
+	sc.segCand = append(sc.segCand[:0], sc.buf...)
 	if len(sc.buf) == 0 {
 		return
 	}
@@ -245,6 +345,7 @@ func (sc *scanner) segment(lineNo int, seg string) {
 		if v == nil {
 			continue
 		}
+		sc.alone = append(sc.alone, si)
 		if sc.kept[si] >= maxHitsPerSignature {
 			sc.extra[s]++
 			continue
