@@ -238,7 +238,9 @@ type draft struct {
 	link      checks.Link
 	symptom   bool
 	benign    bool
-	noFix     bool // no fix attached: the cause is not proven (Signature.NoFix)
+	noFix     bool            // no fix attached: the cause is not proven (Signature.NoFix)
+	framework string          // whose message (Signature.Framework); "" read from the lines
+	lineFw    map[string]bool // the frameworks its matched lines name
 	weight    int
 	title     string
 	detail    string
@@ -262,6 +264,12 @@ func (d *draft) addHit(h hit) {
 	}
 	if len(d.lines) < maxQuotedLines {
 		d.lines = append(d.lines, quote(h))
+	}
+	for _, fw := range lineFrameworksOf(h.text) {
+		if d.lineFw == nil {
+			d.lineFw = map[string]bool{}
+		}
+		d.lineFw[fw] = true
 	}
 	if d.values == nil {
 		d.values = map[string]string{}
@@ -418,6 +426,7 @@ func (st *explainState) resolve(d *draft) {
 	s := d.sig
 	d.cause, d.severity, d.symptom, d.benign, d.weight = s.Cause, s.Severity, s.Symptom, s.Benign, s.Weight
 	d.noFix = s.NoFix
+	d.framework = s.Framework
 	d.link = s.Link
 	if d.link == "" {
 		d.link = st.lib.linkOf(s.Cause)
@@ -455,6 +464,9 @@ func (st *explainState) resolve(d *draft) {
 		}
 		if o.Note != "" {
 			d.notes = append(d.notes, o.Note)
+		}
+		if o.Framework != "" {
+			d.framework = o.Framework
 		}
 	}
 	if s.By != nil {
@@ -787,6 +799,10 @@ func (st *explainState) finding(d *draft) checks.Finding {
 		if !d.onlyFixes {
 			fixes = append(fixes, st.lib.fixesOf(d.cause)...)
 		}
+	}
+	if fw := frameworkOf(d); fw != "" {
+		ev["framework"] = fw
+		fixes = fixesFor(fw, fixes)
 	}
 	if fixes == nil {
 		fixes = []checks.Fix{}

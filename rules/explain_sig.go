@@ -45,6 +45,8 @@ type Override struct {
 	Benign   bool            `json:"benign,omitempty"`
 	// Note is added to the finding's detail.
 	Note string `json:"note,omitempty"`
+	// Framework is whose message this case is (see Signature.Framework).
+	Framework string `json:"framework,omitempty"`
 }
 
 // ByValue picks an override by an extracted value (lower-cased).
@@ -76,6 +78,11 @@ type Signature struct {
 	// (a bare CUDA_ERROR_NO_DEVICE): the finding carries what to paste
 	// next and no fix, unless a context or a reasoner names the cause.
 	NoFix bool `json:"no_fix,omitempty"`
+	// Framework is whose message this is (pytorch, paddle, opencv...;
+	// explain_framework.go): another framework's finding gets none of
+	// the TensorFlow fixes its cause carries. Empty: read from the
+	// matched lines.
+	Framework string `json:"framework,omitempty"`
 	// Weight orders findings of the same severity on one link.
 	Weight int `json:"weight,omitempty"`
 	// Keywords pre-filter lines: a line is tried against Patterns only when
@@ -237,6 +244,9 @@ func (l *library) validate() []string {
 		if o.Link != "" && o.Link.Order() == len(checks.Links) {
 			bad("%s: unknown link %q", where, o.Link)
 		}
+		if o.Framework != "" && !frameworks[o.Framework] {
+			bad("%s: unknown framework %q", where, o.Framework)
+		}
 	}
 	for label, ci := range l.causes {
 		if !knowledge.IsCause(label) {
@@ -280,6 +290,9 @@ func (l *library) validate() []string {
 			}
 			if s.Link != "" && s.Link.Order() == len(checks.Links) {
 				bad("%s: unknown link %q", where, s.Link)
+			}
+			if s.Framework != "" && !frameworks[s.Framework] {
+				bad("%s: unknown framework %q", where, s.Framework)
 			}
 			if s.Benign && s.Cause != "benign_warning_only" {
 				bad("%s: a benign signature must have cause benign_warning_only", where)

@@ -1,0 +1,119 @@
+package rules
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/tfdoctor/doctor/checks"
+)
+
+// A cause's fixes (causes.json) are written for TensorFlow, doctor's
+// subject: 'pip install tensorflow[and-cuda]', allow-growth, TF's Python
+// ranges. A finding whose evidence is another framework's (a PyTorch OOM,
+// a Paddle cuDNN warning, an OpenCV build without CUDA) must not print
+// them. Its framework is the signature's (or a value case's) `framework`
+// attribute; an undeclared signature takes it from its matched lines when
+// they name exactly one framework and it is not TensorFlow.
+
+// FrameworkTensorFlow is the framework whose fixes the causes carry.
+const FrameworkTensorFlow = "tensorflow"
+
+// frameworks are the values a signature's framework attribute may take;
+// "other" is a finding of no framework (a source build, a pip package)
+// that TensorFlow's fixes do not fit either.
+var frameworks = map[string]bool{
+	FrameworkTensorFlow: true, "pytorch": true, "jax": true, "paddle": true, "opencv": true,
+	"cupy": true, "onnxruntime": true, "mxnet": true, "other": true,
+}
+
+// tfOnlyFixes are catalog fixes that only make sense for TensorFlow.
+var tfOnlyFixes = map[string]bool{
+	checks.FixPipInstallTensorFlow: true, checks.FixTFAllowGrowth: true, checks.FixPipUninstall: true,
+	checks.FixNewEnvPython: true, checks.FixUseWSL2: true, checks.FixOlderTensorFlow: true,
+	checks.FixTFMemoryGrowth: true,
+}
+
+// fixFrameworks limits a fix to the frameworks its steps are written for.
+var fixFrameworks = map[string][]string{
+	checks.FixFrameworkGPUBuild: {"pytorch", "jax", "onnxruntime"},
+}
+
+// lineFrameworks names a framework from a matched line (the first match
+// of each expression counts).
+var lineFrameworks = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{FrameworkTensorFlow, regexp.MustCompile(`(?i)tensorflow|\btf\.|stream_executor|\bkeras\b`)},
+	{"pytorch", regexp.MustCompile(`(?i)\btorch|pytorch|xformers|bitsandbytes|flash[_-]?attn|deepspeed|\bapex\b|torchvision|detectron2|mmcv`)},
+	{"paddle", regexp.MustCompile(`(?i)paddle`)},
+	{"opencv", regexp.MustCompile(`(?i)opencv|\bcv2\b`)},
+	{"jax", regexp.MustCompile(`(?i)\bjax(?:lib)?\b`)},
+	{"cupy", regexp.MustCompile(`(?i)\bcupy\b`)},
+	{"onnxruntime", regexp.MustCompile(`(?i)onnxruntime`)},
+	{"mxnet", regexp.MustCompile(`(?i)\bmxnet\b`)},
+}
+
+// lineFrameworksOf returns the frameworks a line names.
+func lineFrameworksOf(text string) []string {
+	var out []string
+	for _, lf := range lineFrameworks {
+		if lf.re.MatchString(text) {
+			out = append(out, lf.name)
+		}
+	}
+	return out
+}
+
+// frameworkOf is the framework of a draft's evidence ("" when unknown:
+// TensorFlow's fixes stay, doctor's subject).
+func frameworkOf(d *draft) string {
+	if d.framework != "" {
+		return d.framework
+	}
+	if len(d.lineFw) == 1 {
+		for name := range d.lineFw {
+			return name
+		}
+	}
+	return ""
+}
+
+// tfStep reports whether a fix step is written for TensorFlow alone.
+func tfStep(s string) bool {
+	l := strings.ToLower(s)
+	return (strings.Contains(l, "tensorflow") || strings.Contains(l, "tf 2.")) && !strings.Contains(l, "pytorch")
+}
+
+// fixesFor keeps the fixes that fit framework fw: none of TensorFlow's
+// for another framework's finding, and no TensorFlow step inside a
+// generic fix (a fix left without steps is dropped).
+func fixesFor(fw string, fixes []checks.Fix) []checks.Fix {
+	if fw == "" || fw == FrameworkTensorFlow {
+		return fixes
+	}
+	out := fixes[:0:0]
+	for _, f := range fixes {
+		if tfOnlyFixes[f.ID] {
+			continue
+		}
+		if only, ok := fixFrameworks[f.ID]; ok && !contains(only, fw) {
+			continue
+		}
+		if tfStep(f.Title) {
+			continue
+		}
+		steps := make([]string, 0, len(f.Steps))
+		for _, s := range f.Steps {
+			if !tfStep(s) {
+				steps = append(steps, s)
+			}
+		}
+		if len(f.Steps) > 0 && len(steps) == 0 {
+			continue
+		}
+		f.Steps = steps
+		out = append(out, f)
+	}
+	return out
+}
