@@ -82,6 +82,43 @@ True
 		cause: "cuda_visible_devices_hides_gpu", decided: true,
 		noFix: []string{"create-device-nodes", "device-group"},
 	},
+	{
+		name: "optional_module_peermem_missing_on_healthy_node",
+		log: `Dec 03 10:00:01 host systemd-modules-load[312]: Failed to find module 'nvidia-peermem'
+Dec 03 10:00:02 host kernel: NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15
+$ nvidia-smi -L
+GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5f2e)
+`,
+		cause: "", notCause: []string{"kernel_module_not_built"}, noFix: []string{"dkms-rebuild"},
+	},
+	{
+		name: "no_module_and_no_nvidia_smi_is_no_driver",
+		log: `$ nvidia-smi
+Command 'nvidia-smi' not found, but can be installed with:
+sudo apt install nvidia-utils-535
+$ modinfo nvidia
+modinfo: ERROR: Module nvidia not found.
+`,
+		cause: "driver_missing", decided: true, notCause: []string{"kernel_module_not_built"},
+	},
+	{
+		name: "module_not_found_alone_is_a_symptom",
+		log: `$ modinfo nvidia
+modinfo: ERROR: Module nvidia not found.
+$ lspci | grep -i nvidia
+01:00.0 VGA compatible controller: NVIDIA Corporation GA102 [GeForce RTX 3090] (rev a1)
+`,
+		cause: "kernel_module_not_built", decided: false, noFix: []string{"dkms-rebuild", "install-driver"},
+	},
+	{
+		name: "module_not_found_with_dkms_is_not_built",
+		log: `$ sudo modprobe nvidia
+modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.5.0-35-generic
+$ dkms status
+nvidia/535.171.04, 6.2.0-39-generic, x86_64: installed
+`,
+		cause: "kernel_module_not_built", decided: true,
+	},
 }
 
 func TestExplainJudgment(t *testing.T) {

@@ -71,6 +71,16 @@ cgroup device constraint hides the GPUs of a job that did not ask for them.`,
 		Run: reasonSlurmNoGPU,
 	},
 	{
+		ID: "explain.module_not_found", Title: "No nvidia module: not built, or no driver at all", Link: checks.LinkKernel, Phase: phaseFindings,
+		Causes: []string{"kernel_module_not_built", "driver_missing"},
+		Doc: `'Module nvidia not found' (modprobe, modinfo, systemd-modules-load) says the
+running kernel has no nvidia module. That is a module not built for this kernel only
+when the paste shows an NVIDIA driver installed (dkms status, DKMS or installer output,
+NVRM lines, nvidia-smi or NVML reaching for the driver); when nvidia-smi is not
+installed either, no driver is installed at all. With neither, it stays a symptom.`,
+		Run: reasonModuleNotFound,
+	},
+	{
 		ID: "explain.dkms_running_kernel", Title: "DKMS has no NVIDIA module for the running kernel", Link: checks.LinkKernel, Phase: phaseFindings,
 		Causes: []string{"kernel_module_not_built"},
 		Doc: `'dkms status' lists, per kernel, whether the nvidia module was built and installed
@@ -387,6 +397,36 @@ func reasonGPUOnlyAsRoot(st *explainState) {
 				}
 			}
 			return
+		}
+	}
+}
+
+func reasonModuleNotFound(st *explainState) {
+	mods := st.draftsOf("kernel.module_not_found")
+	if len(mods) == 0 {
+		return
+	}
+	installed := len(st.factValues("dkms_state")) > 0 || len(st.factValues("kernel_driver")) > 0 || len(st.factValues("driver_version")) > 0
+	for _, d := range st.drafts {
+		if d.sig != nil && d.sig.ID != "kernel.module_not_found" && !strings.HasPrefix(d.sig.ID, "kernel.nouveau") && showsNvidiaInstall(d) {
+			installed = true
+		}
+	}
+	noSMI := len(st.draftsOf("nvml.library_not_found")) > 0
+	for _, d := range mods {
+		switch {
+		case installed:
+			d.symptom = false
+			d.reasons = append(d.reasons, "explain.module_not_found")
+		case noSMI:
+			d.cause = "driver_missing"
+			d.link = st.lib.linkOf(d.cause)
+			d.symptom = false
+			d.title = "No NVIDIA driver is installed: neither its kernel module nor nvidia-smi"
+			d.detail = "The kernel has no nvidia module and nvidia-smi is not installed either, and nothing in the paste shows an NVIDIA driver installed: the driver is missing, not merely unbuilt for this kernel."
+			d.reasons = append(d.reasons, "explain.module_not_found")
+		default:
+			d.noFix = true // not built, or no driver at all: the line does not say
 		}
 	}
 }
