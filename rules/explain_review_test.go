@@ -1,0 +1,51 @@
+package rules
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tfdoctor/doctor/checks"
+)
+
+// reviewCase is one of the reviewer's probe logs (testdata/review)
+// where explain was confidently wrong: the root cause it must name, whether
+// the log decides it, and the fixes it may print.
+type reviewCase struct {
+	log     string
+	cause   string // root cause; "none" for no root cause
+	decided bool   // evidence.decided of the root cause
+	fixes   string // the root cause's fix IDs, comma-separated
+}
+
+func TestReviewProbes(t *testing.T) {
+	for _, c := range []reviewCase{
+		// item 7: 'Blas GEMM launch failed' follows any cuBLAS error.
+		{"p_blas", "gpu_memory_preallocation", false, ""},
+	} {
+		t.Run(c.log, func(t *testing.T) {
+			r := explainFile(t, filepath.Join("testdata/review", c.log+".log"))
+			if got := topCause(r); got != c.cause {
+				t.Fatalf("root cause %s, want %s", got, c.cause)
+			}
+			if r.RootCause == nil {
+				return
+			}
+			var f *checks.Finding
+			for i := range r.Findings {
+				if r.Findings[i].ID == r.RootCause.ID {
+					f = &r.Findings[i]
+				}
+			}
+			if f == nil {
+				t.Fatalf("root cause finding %s not among the findings", r.RootCause.ID)
+			}
+			if d, _ := f.Evidence[DecidedKey].(bool); d != c.decided {
+				t.Errorf("%s: decided %v, want %v", f.ID, d, c.decided)
+			}
+			if got := strings.Join(fixIDs(f.Fixes), ","); got != c.fixes {
+				t.Errorf("%s: fixes [%s], want [%s]", f.ID, got, c.fixes)
+			}
+		})
+	}
+}
