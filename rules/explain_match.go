@@ -154,8 +154,14 @@ func (s *Signature) match(line string, lower func() string) map[string]string {
 		}
 	}
 	for i, re := range s.re {
-		if s.lit[i] != "" && !strings.Contains(line, s.lit[i]) {
-			continue
+		if lit := s.lit[i]; lit != "" {
+			if s.litFold[i] {
+				if !strings.Contains(lower(), lit) {
+					continue
+				}
+			} else if !strings.Contains(line, lit) {
+				continue
+			}
 		}
 		loc := re.FindStringSubmatchIndex(line)
 		if loc == nil {

@@ -188,3 +188,43 @@ func TestVersionsAndSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestRequiredLiteral: the literal checked before an expression runs is
+// one every match contains; an alternation at the top has none.
+func TestRequiredLiteral(t *testing.T) {
+	for _, c := range []struct {
+		pattern, lit string
+		fold         bool
+	}{
+		{`\bpython\.exe\b`, "python.exe", false},
+		{`(?i)\b\w+64_\d+\.dll\b`, ".dll", true},
+		{`^\s*tensorflow[-_]intel\s+\d+`, "tensorflow", false},
+		{`(?P<lib>libcudnn\S*)\s+not found`, "not found", false},
+		{`CUDA|cuDNN`, "", false},
+		{`(?i)Ünïcode`, "", false},
+	} {
+		lit, fold := requiredLiteral(c.pattern)
+		if lit != c.lit || fold != c.fold {
+			t.Errorf("requiredLiteral(%q) = %q, %v; want %q, %v", c.pattern, lit, fold, c.lit, c.fold)
+		}
+	}
+	// Over every shipped pattern: a line the expression matches holds the
+	// literal (the examples are such lines).
+	for _, s := range mustLibrary().sigs {
+		for i, re := range s.re {
+			for _, ex := range s.Examples {
+				line := cleanLine(ex)
+				if !re.MatchString(line) || s.lit[i] == "" {
+					continue
+				}
+				hay := line
+				if s.litFold[i] {
+					hay = strings.ToLower(line)
+				}
+				if !strings.Contains(hay, s.lit[i]) {
+					t.Errorf("%s: pattern %q matches %q but the line lacks its literal %q", s.ID, s.Patterns[i], ex, s.lit[i])
+				}
+			}
+		}
+	}
+}
