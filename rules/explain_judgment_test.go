@@ -119,6 +119,30 @@ nvidia/535.171.04, 6.2.0-39-generic, x86_64: installed
 `,
 		cause: "kernel_module_not_built", decided: true,
 	},
+	{
+		name: "dkms_kernel_list_is_not_the_running_kernel",
+		log: `$ ls /lib/modules/
+5.15.0-91-generic
+6.5.0-35-generic
+$ dkms status
+nvidia/550.54.15, 6.5.0-35-generic, x86_64: installed
+$ uname -r
+6.5.0-35-generic
+`,
+		cause: "", notCause: []string{"kernel_module_not_built"}, noFix: []string{"dkms-rebuild"},
+	},
+	{
+		name: "dkms_built_for_another_kernel_than_uname_r",
+		log: `$ ls /lib/modules/
+5.15.0-91-generic
+6.5.0-35-generic
+$ dkms status
+nvidia/550.54.15, 5.15.0-91-generic, x86_64: installed
+$ uname -r
+6.5.0-35-generic
+`,
+		cause: "kernel_module_not_built", decided: true,
+	},
 }
 
 func TestExplainJudgment(t *testing.T) {

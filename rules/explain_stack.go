@@ -84,7 +84,8 @@ installed either, no driver is installed at all. With neither, it stays a sympto
 		ID: "explain.dkms_running_kernel", Title: "DKMS has no NVIDIA module for the running kernel", Link: checks.LinkKernel, Phase: phaseFindings,
 		Causes: []string{"kernel_module_not_built"},
 		Doc: `'dkms status' lists, per kernel, whether the nvidia module was built and installed
-for it. When the paste also shows the running kernel (uname -r, uname -a) and no
+for it. When the paste also shows the running kernel (the line after uname -r, uname -a,
+the kernel log's 'Linux version'; not a bare release from ls /lib/modules) and no
 nvidia entry is installed for it, or DKMS only 'added' the sources and built nothing,
 the module does not exist for the kernel that runs: a kernel update without a
 DKMS build (missing headers, a build failure, a kernel newer than the driver).`,
@@ -183,7 +184,7 @@ func reasonDKMSRunningKernel(st *explainState) {
 	if len(entries) == 0 || len(st.draftsWithCause("kernel_module_not_built")) > 0 && !allSymptoms(st.draftsWithCause("kernel_module_not_built")) {
 		return
 	}
-	running, rf, haveRunning := st.firstFact("running_kernel")
+	running, rf, haveRunning := st.runningKernel()
 	var lines []lineRef
 	var installedFor []string
 	built := false
@@ -429,4 +430,26 @@ func reasonModuleNotFound(st *explainState) {
 			d.noFix = true // not built, or no driver at all: the line does not say
 		}
 	}
+}
+
+// runningKernel is the running kernel's release as the paste shows it:
+// uname -a's third field or the kernel log's 'Linux version', else a bare
+// release on the line right after a `uname -r` command. A bare release
+// anywhere else (ls /lib/modules, a package list) is just an installed
+// kernel.
+func (st *explainState) runningKernel() (string, hit, bool) {
+	if v, f, ok := st.firstFact("running_kernel"); ok {
+		return v, f, true
+	}
+	cmdLine := -10
+	for _, f := range st.facts {
+		if f.values["uname_cmd"] != "" {
+			cmdLine = f.line
+			continue
+		}
+		if v := f.values["kernel_release_line"]; v != "" && f.line-cmdLine >= 1 && f.line-cmdLine <= 2 {
+			return v, f, true
+		}
+	}
+	return "", hit{}, false
 }
