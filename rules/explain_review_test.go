@@ -22,6 +22,8 @@ func TestReviewProbes(t *testing.T) {
 	for _, c := range []reviewCase{
 		// item 7: 'Blas GEMM launch failed' follows any cuBLAS error.
 		{"p_blas", "gpu_memory_preallocation", false, ""},
+		// item 9: an unversioned cuda* symbol missing from an extension.
+		{"p_undef", "framework_import_failed", false, ""},
 	} {
 		t.Run(c.log, func(t *testing.T) {
 			r := explainFile(t, filepath.Join("testdata/review", c.log+".log"))
