@@ -322,6 +322,24 @@ type explainState struct {
 
 func (st *explainState) has(ctx string) bool { return len(st.contexts[ctx]) > 0 }
 
+// maxAfterGap is how far below its question an answer may stand: the
+// question's own line, then the answer (python -c printing a version line
+// first puts it one further).
+const maxAfterGap = 2
+
+// justAfter reports whether one of the contexts marks one of the
+// maxAfterGap lines above line (Signature.After).
+func (st *explainState) justAfter(line int, ctxs []string) bool {
+	for _, c := range ctxs {
+		for _, l := range st.contexts[c] {
+			if gap := line - l.Line; gap >= 1 && gap <= maxAfterGap {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // factValues returns every recorded value of a fact, in line order.
 func (st *explainState) factValues(name string) []hit {
 	var out []hit
@@ -577,6 +595,9 @@ func explainHits(lib *library, hits []hit, extra map[*Signature]int, version str
 		ok := true
 		for _, n := range h.sig.Needs {
 			ok = ok && st.has(n)
+		}
+		if ok && len(h.sig.After) > 0 {
+			ok = st.justAfter(h.line, h.sig.After)
 		}
 		if ok {
 			st.addHit(h)

@@ -24,6 +24,13 @@ func TestReviewProbes(t *testing.T) {
 		{"p_blas", "gpu_memory_preallocation", false, ""},
 		// item 9: an unversioned cuda* symbol missing from an extension.
 		{"p_undef", "framework_import_failed", false, ""},
+		// item 11: a False or a +cpu version answers the question right
+		// above it, not one further up (mps, hip, ipex.__version__).
+		{"q_gpuq", "none", false, ""},
+		{"q_gpuq2", "none", false, ""},
+		{"q_ver", "none", false, ""},
+		{"torch_false_answer", "framework_cpu_only_build", false, ""},
+		{"torch_cpu_answer", "framework_cpu_only_build", true, "framework-gpu-build"},
 	} {
 		t.Run(c.log, func(t *testing.T) {
 			r := explainFile(t, filepath.Join("testdata/review", c.log+".log"))

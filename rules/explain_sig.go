@@ -96,6 +96,10 @@ type Signature struct {
 	Patterns []string `json:"patterns"`
 	// Needs lists contexts that must be present elsewhere in the paste.
 	Needs []string `json:"needs,omitempty"`
+	// After lists contexts one of which must mark one of the two lines
+	// just above the matched line: the line answers that question (a
+	// bare False answers torch.cuda.is_available() only right below it).
+	After []string `json:"after,omitempty"`
 	// GroupBy names values whose distinct combinations become distinct
 	// findings (one finding per missing library).
 	GroupBy  []string            `json:"group_by,omitempty"`
@@ -334,6 +338,11 @@ func (l *library) validate() []string {
 		for _, n := range s.Needs {
 			if !contexts[n] {
 				bad("%s: needs unknown context %q", where, n)
+			}
+		}
+		for _, n := range s.After {
+			if !contexts[n] {
+				bad("%s: after unknown context %q", where, n)
 			}
 		}
 		if len(s.Keywords) == 0 || len(s.Patterns) == 0 {
