@@ -477,6 +477,12 @@ func (st *explainState) resolve(d *draft) {
 		if o.Benign {
 			d.benign = true
 		}
+		if o.Symptom {
+			d.symptom = true
+		}
+		if o.NoFix {
+			d.noFix = true
+		}
 		if o.Title != "" {
 			d.title = o.Title
 		}

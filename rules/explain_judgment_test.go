@@ -143,6 +143,35 @@ $ uname -r
 `,
 		cause: "kernel_module_not_built", decided: true,
 	},
+	{
+		name: "bare_stub_library_is_a_symptom",
+		log: `2024-03-01 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to cuInit: CUDA_ERROR_STUB_LIBRARY: CUDA driver is a stub library
+`,
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name: "stub_library_with_stubs_on_ld_library_path",
+		log: `$ echo $LD_LIBRARY_PATH
+/usr/local/cuda/lib64/stubs:/usr/local/cuda/lib64
+2024-03-01 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to cuInit: CUDA_ERROR_STUB_LIBRARY: CUDA driver is a stub library
+`,
+		cause: "ld_library_path_pollution", decided: true, noFix: []string{"install-driver"},
+	},
+	{
+		name: "libcuda_cannot_open_is_a_symptom",
+		log: `Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+OSError: libcuda.so.1: cannot open shared object file: No such file or directory
+`,
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name: "nvidia_smi_without_libnvidia_ml_stays_nvml_symptom",
+		log: `$ nvidia-smi
+nvidia-smi: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: No such file or directory
+`,
+		cause: "driver_missing", decided: false,
+	},
 }
 
 func TestExplainJudgment(t *testing.T) {

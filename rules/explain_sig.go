@@ -44,6 +44,11 @@ type Override struct {
 	Link     checks.Link     `json:"link,omitempty"`
 	Title    string          `json:"title,omitempty"`
 	Benign   bool            `json:"benign,omitempty"`
+	// Symptom and NoFix make a value's reading a symptom without a fix
+	// (libcuda.so.1 missing reads as driver_missing, which it does not
+	// prove). A context that names a cause decides it again.
+	Symptom bool `json:"symptom,omitempty"`
+	NoFix   bool `json:"no_fix,omitempty"`
 	// Note is added to the finding's detail.
 	Note string `json:"note,omitempty"`
 	// Framework is whose message this case is (see Signature.Framework).
