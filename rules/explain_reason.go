@@ -175,12 +175,15 @@ was installed in.`,
 	},
 	{
 		ID: "explain.torch_cuda_build", Title: "CUDA unavailable in a PyTorch that is a CUDA build", Link: checks.LinkRuntime, Phase: phaseFindings,
-		Causes: []string{"driver_missing", "wsl_libcuda_not_found", "container_runtime_no_gpu"},
+		Causes: []string{"driver_missing", "wsl_libcuda_not_found", "container_runtime_no_gpu", "driver_too_old_for_cuda", "cuda_visible_devices_hides_gpu"},
 		Doc: `torch.cuda.is_available() False (or collect_env's 'Is CUDA available: False') is read as a
 CPU-only wheel, its commonest cause, unless the paste shows the wheel is a CUDA build
 (torch 2.1.0+cu121, torch.version.cuda 12.1, 'CUDA used to build PyTorch: 12.1'):
 then the program could not reach a driver (in WSL: libcuda from the Windows driver;
-in a container: no GPU access). It stays a symptom: the log does not decide.`,
+in a container: no GPU access). When the paste shows a working driver (nvidia-smi's
+header) it is not missing: a driver of an older CUDA major version than the build's, else
+(minor-version compatibility runs a newer minor) the program's environment
+(CUDA_VISIBLE_DEVICES, device permissions). It stays a symptom: the log does not decide.`,
 		Run: reasonTorchCUDABuild,
 	},
 	{
@@ -1567,11 +1570,24 @@ func reasonTorchCUDABuild(st *explainState) {
 			continue
 		}
 		cause, where := "driver_missing", "the NVIDIA driver is not installed or not loaded"
+		have, haveWhy, haveAt, _ := st.driverCUDA()
+		need, _, _ := st.requiredCUDA()
 		switch {
 		case st.has("wsl"):
 			cause, where = "wsl_libcuda_not_found", "WSL 2's libcuda (from the Windows driver, in /usr/lib/wsl/lib) is not found"
 		case st.has("container"):
 			cause, where = "container_runtime_no_gpu", "the container was started without GPU access"
+		case have != nil && need != nil && len(have) > 0 && len(need) > 0 && have[0] < need[0]:
+			// The paste shows a working driver (nvidia-smi): not missing,
+			// but of an older CUDA major than the build's.
+			cause, where = "driver_too_old_for_cuda", fmt.Sprintf("the driver (%s) runs an older CUDA major version than the build's CUDA %s", haveWhy, need.String())
+			d.lines = append(d.lines, haveAt...)
+		case have != nil:
+			// A driver answered and runs the build's CUDA major (NVIDIA's
+			// minor-version compatibility covers a newer minor): what is
+			// left is the program's environment.
+			cause, where = "cuda_visible_devices_hides_gpu", fmt.Sprintf("the program does not see the GPU the driver shows (%s; within one CUDA major version the driver runs the build through minor-version compatibility): CUDA_VISIBLE_DEVICES set to an empty or wrong value, or no permission on /dev/nvidia*; paste what decides", haveWhy)
+			d.lines = append(d.lines, haveAt...)
 		}
 		d.cause = cause // the link stays the runtime's: any finding lower on the chain is the better answer
 		d.lines = append(d.lines, quote(*proof))

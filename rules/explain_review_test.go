@@ -31,6 +31,10 @@ func TestReviewProbes(t *testing.T) {
 		{"q_ver", "none", false, ""},
 		{"torch_false_answer", "framework_cpu_only_build", false, ""},
 		{"torch_cpu_answer", "framework_cpu_only_build", true, "framework-gpu-build"},
+		// item 12: nvidia-smi answered in the same paste: the driver is not
+		// missing; within one CUDA major it runs the build.
+		{"s_minor4", "cuda_visible_devices_hides_gpu", false, ""},
+		{"torch_cu121_driver_470", "driver_too_old_for_cuda", true, "install-driver"},
 	} {
 		t.Run(c.log, func(t *testing.T) {
 			r := explainFile(t, filepath.Join("testdata/review", c.log+".log"))
