@@ -252,13 +252,16 @@ type draft struct {
 	firstLine int
 	evidence  map[string]any
 	next      []string
-	fixes     []checks.Fix // extra fixes before the cause's
-	onlyFixes bool         // d.fixes replace the cause's (a reasoner knows better)
-	reasons   []string     // reasoners that changed it
+	fixes     []checks.Fix   // extra fixes before the cause's
+	onlyFixes bool           // d.fixes replace the cause's (a reasoner knows better)
+	reasons   []string       // reasoners that changed it
+	hits      int            // lines routed to it (count adds the lines past the kept ones)
+	valueHits map[string]int // per value name, the lines that extracted it
 }
 
 func (d *draft) addHit(h hit) {
 	d.count++
+	d.hits++
 	if d.firstLine == 0 || h.line < d.firstLine {
 		d.firstLine = h.line
 	}
@@ -279,6 +282,10 @@ func (d *draft) addHit(h hit) {
 		if v == "" {
 			continue
 		}
+		if d.valueHits == nil {
+			d.valueHits = map[string]int{}
+		}
+		d.valueHits[k]++
 		if _, ok := d.values[k]; !ok {
 			d.values[k] = v
 		}

@@ -172,6 +172,66 @@ nvidia-smi: error while loading shared libraries: libnvidia-ml.so.1: cannot open
 `,
 		cause: "driver_missing", decided: false,
 	},
+	{
+		name: "k8s_pod_limit_zero_beside_node_with_gpus",
+		log: `$ kubectl describe node gpu-node-1
+Capacity:
+  nvidia.com/gpu:     8
+Allocatable:
+  nvidia.com/gpu:     8
+$ kubectl get pod trainer -o yaml | grep -A3 limits
+    limits:
+      nvidia.com/gpu: 0
+`,
+		cause: "", notCause: []string{"container_runtime_no_gpu"},
+	},
+	{
+		name: "dcgm_exporter_timeout_setting_is_no_nvml_error",
+		log: `time="2024-05-01T10:00:00Z" level=info msg="nvml init ok; dcgm-exporter scrape Timeout set to 30s"
+level=info msg="Starting dcgm-exporter" nvml=ok Timeout=5s
+`,
+		cause: "", notCause: []string{"driver_unresponsive"},
+	},
+	{
+		name: "gpu_util_err_alone_on_a_laptop",
+		log: `| NVIDIA-SMI 470.182.03   Driver Version: 470.182.03   CUDA Version: 11.4     |
+|   0  NVIDIA GeForce ...  Off  | 00000000:01:00.0  On |                  N/A |
+| N/A   45C    P8    N/A /  N/A |    300MiB /  4096MiB |     ERR!      Default |
+`,
+		cause: "", notCause: []string{"gpu_hardware_xid_error"},
+	},
+	{
+		name: "err_in_fan_power_and_util_is_a_fault",
+		log: `| ERR!   52C    P2   ERR! / 250W |   9050MiB / 11178MiB |     ERR!      Default |
+`,
+		cause: "gpu_hardware_xid_error", decided: true,
+	},
+	{
+		name: "rev_ff_with_bbswitch_off",
+		log: `$ lspci | grep -i nvidia
+01:00.0 3D controller: NVIDIA Corporation GP107M [GeForce GTX 1050 Mobile] (rev ff)
+$ cat /proc/acpi/bbswitch
+0000:01:00.0 OFF
+`,
+		cause: "", notCause: []string{"gpu_hardware_xid_error"},
+	},
+	{
+		name: "rev_ff_without_power_switch_is_off_the_bus",
+		log: `$ lspci | grep -i nvidia
+01:00.0 3D controller: NVIDIA Corporation GA100 [A100 PCIe 40GB] (rev ff)
+`,
+		cause: "gpu_hardware_xid_error", decided: true,
+	},
+	{
+		name: "find_listing_a_stubs_folder",
+		log: `$ find /usr/local/cuda/ -type d -name stubs
+/usr/local/cuda/lib64/stubs
+/usr/local/cuda/targets/x86_64-linux/lib/stubs
+$ python -c "import torch; print(torch.cuda.is_available())"
+True
+`,
+		cause: "", notCause: []string{"ld_library_path_pollution"},
+	},
 }
 
 func TestExplainJudgment(t *testing.T) {

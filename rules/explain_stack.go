@@ -81,6 +81,16 @@ installed either, no driver is installed at all. With neither, it stays a sympto
 		Run: reasonModuleNotFound,
 	},
 	{
+		ID: "explain.not_a_fault", Title: "Lines that look like a fault and are not one here", Link: checks.LinkHardware, Phase: phaseFindings,
+		Causes: []string{"gpu_hardware_xid_error", "container_runtime_no_gpu"},
+		Doc: `Some lines read as a fault only without what the rest of the paste shows. lspci's
+'(rev ff)' is a device that answers with all ones: fallen off the bus, or powered off on
+purpose (bbswitch OFF on an Optimus laptop). 'nvidia.com/gpu: 0' is a node advertising no
+GPU only when no line shows one advertised: beside 'nvidia.com/gpu: 8' it is a pod's limit.
+Such findings become information, with what the line does mean.`,
+		Run: reasonNotAFault,
+	},
+	{
 		ID: "explain.dkms_running_kernel", Title: "DKMS has no NVIDIA module for the running kernel", Link: checks.LinkKernel, Phase: phaseFindings,
 		Causes: []string{"kernel_module_not_built"},
 		Doc: `'dkms status' lists, per kernel, whether the nvidia module was built and installed
@@ -452,4 +462,43 @@ func (st *explainState) runningKernel() (string, hit, bool) {
 		}
 	}
 	return "", hit{}, false
+}
+
+// onlyValue reports whether every line routed to d extracted value name.
+func onlyValue(d *draft, name string) bool {
+	return d.hits > 0 && d.valueHits[name] == d.hits
+}
+
+func reasonNotAFault(st *explainState) {
+	poweredOff := len(st.factValues("dgpu_off")) > 0
+	advertised := false
+	for _, f := range st.factValues("k8s_gpu_count") {
+		if n := f.values["k8s_gpu_count"]; n != "" && strings.Trim(n, "0") != "" {
+			advertised = true
+		}
+	}
+	for _, d := range st.drafts {
+		if d.sig == nil {
+			continue
+		}
+		var title, detail string
+		switch {
+		case d.sig.ID == "kernel.fallen_off_bus" && poweredOff && onlyValue(d, "rev_ff"):
+			title = "lspci reads (rev ff) from a GPU that bbswitch powered off"
+			detail = "bbswitch has turned the discrete GPU off, and a powered-off device answers lspci with all ones, shown as '(rev ff)': no fault. Turn it on (Bumblebee's optirun/primusrun, or echo ON | sudo tee /proc/acpi/bbswitch) before using CUDA on it."
+		case d.sig.ID == "container.k8s_gpu_not_advertised" && advertised && onlyValue(d, "k8s_gpu_zero"):
+			title = "A resource asks for nvidia.com/gpu: 0 while the paste shows GPUs advertised"
+			detail = "Another 'nvidia.com/gpu' line in the paste is not 0, so the device plugin advertises GPUs; this 0 is a pod's limit or request: that pod is given no GPU. Request nvidia.com/gpu: 1 (or more) in its limits if it needs one."
+		default:
+			continue
+		}
+		d.severity = checks.SevInfo
+		d.cause = "healthy"
+		d.symptom = false
+		d.noFix = true
+		d.next = nil
+		d.title = title
+		d.detail = detail
+		d.reasons = append(d.reasons, "explain.not_a_fault")
+	}
 }
