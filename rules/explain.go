@@ -484,6 +484,9 @@ func (st *explainState) resolve(d *draft) {
 		if o.Benign {
 			d.benign = true
 		}
+		if o.NotBenign {
+			d.benign = false
+		}
 		if o.Symptom {
 			d.symptom = true
 		}

@@ -31,6 +31,10 @@ func TestReviewProbes(t *testing.T) {
 		{"q_ver", "none", false, ""},
 		{"torch_false_answer", "framework_cpu_only_build", false, ""},
 		{"torch_cpu_answer", "framework_cpu_only_build", true, "framework-gpu-build"},
+		// item 5: nvcc missing is harmless unless the paste builds CUDA code.
+		{"v_nvcc", "libcudart_missing", true, ""},
+		{"nvcc_missing_in_build", "libcudart_missing", true, ""},
+		{"nvcc_missing_no_build", "benign_warning_only", false, ""},
 		// item 12: nvidia-smi answered in the same paste: the driver is not
 		// missing; within one CUDA major it runs the build.
 		{"s_minor4", "cuda_visible_devices_hides_gpu", false, ""},

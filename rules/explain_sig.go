@@ -53,6 +53,9 @@ type Override struct {
 	Note string `json:"note,omitempty"`
 	// Framework is whose message this case is (see Signature.Framework).
 	Framework string `json:"framework,omitempty"`
+	// NotBenign makes a harmless message a finding in this context (nvcc
+	// missing is harmless unless the paste builds CUDA code).
+	NotBenign bool `json:"not_benign,omitempty"`
 }
 
 // ByValue picks an override by an extracted value (lower-cased).
