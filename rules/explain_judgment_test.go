@@ -20,6 +20,9 @@ type judgmentCase struct {
 	noFix []string
 	// notCause lists labels no failing finding may carry.
 	notCause []string
+	// notFinding lists finding IDs (signatures, reasoners) that must not
+	// be reported as failing.
+	notFinding []string
 }
 
 var judgmentCases = []judgmentCase{
@@ -232,6 +235,49 @@ True
 `,
 		cause: "", notCause: []string{"ld_library_path_pollution"},
 	},
+	{
+		name: "conda_cuda_not_available_is_no_driver_seen",
+		log: `UnsatisfiableError: The following specifications were found
+to be incompatible with your system:
+
+  - feature:/linux-64::__glibc==2.28=0
+  - pytorch-cuda=12.1 -> __cuda
+
+Your installed version is: not available
+`,
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"}, notCause: []string{"driver_too_old_for_cuda"},
+	},
+	{
+		name: "docker_run_continued_on_next_line_with_gpus",
+		log: `$ docker run --rm -it \
+    --gpus all \
+    tensorflow/tensorflow:latest-gpu python -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))"
+2024-05-01 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected
+[]
+`,
+		cause: "container_runtime_no_gpu", decided: true, notFinding: []string{"container.run_without_gpus"},
+	},
+	{
+		name: "docker_run_one_line_without_gpus",
+		log: `$ docker run --rm -it tensorflow/tensorflow:latest-gpu python -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))"
+2024-05-01 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected
+[]
+`,
+		cause: "container_runtime_no_gpu", decided: true,
+	},
+	{
+		name: "slurm_rejected_gres_is_not_decided",
+		log: `$ sbatch --gres=gpu:a100:1 job.sh
+sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification
+`,
+		cause: "cuda_visible_devices_hides_gpu", decided: false, noFix: []string{"unset-cuda-visible-devices"},
+	},
+	{
+		name: "ollama_driver_too_old_or_missing",
+		log: `time=2024-06-01T10:00:00.000Z level=WARN source=gpu.go:228 msg="your nvidia driver is too old or missing.  If you have a CUDA GPU please upgrade to run ollama"
+`,
+		cause: "driver_too_old_for_cuda", decided: false, noFix: []string{"install-driver"},
+	},
 }
 
 func TestExplainJudgment(t *testing.T) {
@@ -266,6 +312,11 @@ func TestExplainJudgment(t *testing.T) {
 						if x.ID == bad {
 							t.Errorf("finding %s offers fix %s; findings:%s", f.ID, bad, b.String())
 						}
+					}
+				}
+				for _, bad := range c.notFinding {
+					if f.ID == bad {
+						t.Errorf("finding %s reported; findings:%s", bad, b.String())
 					}
 				}
 				for _, bad := range c.notCause {
