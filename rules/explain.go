@@ -496,6 +496,9 @@ func (st *explainState) resolve(d *draft) {
 		if o.Title != "" {
 			d.title = o.Title
 		}
+		if o.Detail != "" {
+			d.detail = o.Detail
+		}
 		if o.Note != "" {
 			d.notes = append(d.notes, o.Note)
 		}

@@ -35,6 +35,10 @@ func TestReviewProbes(t *testing.T) {
 		{"v_nvcc", "libcudart_missing", true, ""},
 		{"nvcc_missing_in_build", "libcudart_missing", true, ""},
 		{"nvcc_missing_no_build", "benign_warning_only", false, ""},
+		// item 6: a +cuXXX / .postXXX build asked for on PyPI is the wrong
+		// index, not an unsupported Python (no TensorFlow Python ranges).
+		{"p_pipcu", "framework_not_installed", false, ""},
+		{"p_paddlepip", "framework_not_installed", false, ""},
 		// item 12: nvidia-smi answered in the same paste: the driver is not
 		// missing; within one CUDA major it runs the build.
 		{"s_minor4", "cuda_visible_devices_hides_gpu", false, ""},

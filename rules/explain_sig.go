@@ -49,6 +49,8 @@ type Override struct {
 	// prove). A context that names a cause decides it again.
 	Symptom bool `json:"symptom,omitempty"`
 	NoFix   bool `json:"no_fix,omitempty"`
+	// Detail replaces the finding's detail (before notes).
+	Detail string `json:"detail,omitempty"`
 	// Note is added to the finding's detail.
 	Note string `json:"note,omitempty"`
 	// Framework is whose message this case is (see Signature.Framework).
