@@ -278,6 +278,18 @@ sbatch: error: Batch job submission failed: Invalid generic resource (gres) spec
 `,
 		cause: "driver_too_old_for_cuda", decided: false, noFix: []string{"install-driver"},
 	},
+	{
+		name: "gpu_only_with_sudo_cuda_visible_devices_echoed",
+		log: `user@box:~$ echo $CUDA_VISIBLE_DEVICES
+-1
+user@box:~$ python3 -c "import torch; print(torch.cuda.is_available())"
+False
+user@box:~$ sudo python3 -c "import torch; print(torch.cuda.is_available())"
+True
+`,
+		cause: "cuda_visible_devices_hides_gpu", decided: true,
+		noFix: []string{"create-device-nodes", "device-group"},
+	},
 }
 
 func TestExplainJudgment(t *testing.T) {

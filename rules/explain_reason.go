@@ -48,6 +48,14 @@ after 'Name: tensorflow' in pip show. The version feeds the comparisons below.`,
 		Run: reasonTFVersionAnswer,
 	},
 	{
+		ID: "explain.cvd_echo", Title: "CUDA_VISIBLE_DEVICES from a command and its answer", Link: checks.LinkEnvironment, Phase: phaseHits,
+		Causes: []string{"cuda_visible_devices_hides_gpu"},
+		Doc: `Reads CUDA_VISIBLE_DEVICES where the shell prints it apart from its name: a bare
+'-1' on the line right after echo $CUDA_VISIBLE_DEVICES or printenv CUDA_VISIBLE_DEVICES
+is the variable's value, for explain.cuda_visible_devices.`,
+		Run: reasonCVDEcho,
+	},
+	{
 		ID: "explain.dlopen_version_mismatch", Title: "A requested library is installed in another major version", Link: checks.LinkLibraries, Phase: phaseFindings,
 		Causes: []string{"cudnn_version_mismatch", "cuda_version_mismatch_tf_build"},
 		Doc: `A library that failed to load (libcudart.so.10.1, libcudnn.so.8) is compared with the
@@ -962,6 +970,7 @@ func reasonVisibleDevices(st *explainState) {
 				d.firstLine = last.line
 				d.weight = 20
 				d.ev("cuda_visible_devices", raw)
+				markCVDEcho(d, last)
 				d.ev("no_device_finding", nd.id)
 			} else if nd != nil {
 				d := st.newDraft("explain.cuda_visible_devices", "cuda_visible_devices_hides_gpu", checks.SevError,
@@ -971,6 +980,7 @@ func reasonVisibleDevices(st *explainState) {
 				d.firstLine = last.line
 				d.weight = 20
 				d.ev("cuda_visible_devices", raw)
+				markCVDEcho(d, last)
 				d.ev("no_device_finding", nd.id)
 			}
 		}
@@ -987,6 +997,7 @@ func reasonVisibleDevices(st *explainState) {
 	d.firstLine = last.line
 	d.weight = 20
 	d.ev("cuda_visible_devices", raw)
+	markCVDEcho(d, last)
 }
 
 // eccXids are the Xids of memory errors, with their severity.
@@ -1594,5 +1605,35 @@ func reasonTorchCUDABuild(st *explainState) {
 		d.detail = fmt.Sprintf("PyTorch says CUDA is not available, and the installed PyTorch is a CUDA build (%s), so this is not a CPU-only wheel: the commonest reason left is that %s. A driver too old for the build or CUDA_VISIBLE_DEVICES hiding the GPU say so in their own messages.", strings.TrimSpace(proof.text), where)
 		d.ev("cuda_build", strings.TrimSpace(proof.text))
 		d.reasons = append(d.reasons, "explain.torch_cuda_build")
+	}
+}
+
+func reasonCVDEcho(st *explainState) {
+	sig := st.lib.byID["fact.cuda_visible_devices"]
+	var added []hit
+	for i, f := range st.facts {
+		if f.values["cvd_echo"] == "" {
+			continue
+		}
+		for _, g := range st.facts[i+1:] {
+			if g.line > f.line+1 {
+				break
+			}
+			if v := g.values["cvd_echo_value"]; v != "" && g.line == f.line+1 {
+				added = append(added, hit{sig: sig, line: g.line, text: g.text, values: map[string]string{"cvd": v, "cvd_echo": f.values["cvd_echo"]}})
+			}
+		}
+	}
+	if len(added) == 0 {
+		return
+	}
+	st.facts = append(st.facts, added...)
+	sort.SliceStable(st.facts, func(i, j int) bool { return st.facts[i].line < st.facts[j].line })
+}
+
+// markCVDEcho records that the value was read from a command's answer.
+func markCVDEcho(d *draft, last hit) {
+	if last.values["cvd_echo"] != "" {
+		d.reasons = append(d.reasons, "explain.cvd_echo")
 	}
 }
