@@ -39,6 +39,8 @@ func TestReviewProbes(t *testing.T) {
 		// index, not an unsupported Python (no TensorFlow Python ranges).
 		{"p_pipcu", "framework_not_installed", false, ""},
 		{"p_paddlepip", "framework_not_installed", false, ""},
+		// item 16: a crash after harmless notices is not "nothing to fix".
+		{"v_segv", "framework_import_failed", false, ""},
 		// item 12: nvidia-smi answered in the same paste: the driver is not
 		// missing; within one CUDA major it runs the build.
 		{"s_minor4", "cuda_visible_devices_hides_gpu", false, ""},
