@@ -62,7 +62,7 @@ func TestFrameworkFixes(t *testing.T) {
 		{"r_sm120", "gpu.torch_arch_not_in_build", "pytorch", nil},
 		{"r_compile", "pip.requires_python", "pytorch", nil},
 		{"r_cv", "framework.library_without_gpu_build", "opencv", nil},
-		{"p_oom", "cuda.out_of_memory", "pytorch", []string{checks.FixUseFreeGPU}},
+		{"p_oom", "cuda.out_of_memory", "pytorch", nil},
 		{"p_pipcu", "pip.no_matching_distribution", "pytorch", nil},
 		{"p_paddlepip", "pip.no_matching_distribution", "paddle", nil},
 	} {

@@ -743,6 +743,11 @@ func reasonMemoryHeld(st *explainState) {
 			for _, d := range targets {
 				d.note("PyTorch's own figures leave little for other processes (%s of %s held by this process): the model or batch does not fit this GPU; reduce the batch size or the model.", gibString(own), gibString(total))
 				d.ev("torch_memory_held_by_this_process", gibString(own))
+				// Not another process: freeing the GPU (the cause's fix)
+				// does not help, and the label's other reading is not
+				// shown; the detail says what does.
+				d.noFix = true
+				d.title = "The GPU ran out of memory: this process holds nearly all of it (the model or batch does not fit)"
 			}
 			return // PyTorch's own account outweighs the weaker signs below
 		}
