@@ -843,6 +843,9 @@ func (st *explainState) finding(d *draft) checks.Finding {
 	if fw := frameworkOf(d); fw != "" {
 		ev["framework"] = fw
 		fixes = fixesFor(fw, fixes)
+		if fw != FrameworkTensorFlow && d.sig != nil && d.sig.FixesForTensorFlowOnly && !d.onlyFixes {
+			fixes = nil
+		}
 	}
 	if fixes == nil {
 		fixes = []checks.Fix{}

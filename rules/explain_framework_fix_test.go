@@ -58,6 +58,7 @@ func TestFrameworkFixes(t *testing.T) {
 		{"r_xf", "framework.xformers_build_mismatch", "pytorch", nil},
 		{"r_bnb", "framework.bitsandbytes_no_binary_for_cuda", "pytorch", nil},
 		{"p_paddle", "framework.paddle_version_mismatch", "paddle", []string{checks.FixLDLibraryPath}},
+		{"r_pipconf", "pip.tf_dependency_conflict", "pytorch", nil},
 		{"p_header", "build.cuda_header_missing", "other", nil},
 		{"r_sm120", "gpu.torch_arch_not_in_build", "pytorch", nil},
 		{"r_compile", "pip.requires_python", "pytorch", nil},

@@ -94,6 +94,10 @@ type Signature struct {
 	// the TensorFlow fixes its cause carries. Empty: read from the
 	// matched lines.
 	Framework string `json:"framework,omitempty"`
+	// FixesForTensorFlowOnly: the cause's fixes fit this message only when
+	// it is TensorFlow's (pip's pin conflict: reinstalling TensorFlow
+	// restores its pins); another framework's gets none.
+	FixesForTensorFlowOnly bool `json:"fixes_for_tensorflow_only,omitempty"`
 	// Weight orders findings of the same severity on one link.
 	Weight int `json:"weight,omitempty"`
 	// Keywords pre-filter lines: a line is tried against Patterns only when
