@@ -31,13 +31,13 @@ const corpusPath = "../testdata/logs/cases.jsonl"
 const accuracyPath = "../docs/ACCURACY.md"
 
 // Committed thresholds: raise them as accuracy improves, never lower them
-// to make a change pass. (They were 0.94 / 0.78 on the first 337 cases; the
-// blind batches, 275 logs of the field explain had never seen, measured
-// 0.813 / 0.758 when they joined, so the floor is set under that and is
-// raised as signatures learn from the field's training side.)
+// to make a change pass. (They were 0.94 / 0.78 on the first 337 cases.
+// Four blind batches, 515 logs of the field explain had never seen, joined
+// since; the floor sits under what the whole corpus measures with them:
+// 0.884 / 0.794 on 855 cases.)
 const (
-	minCorpusAccuracy  = 0.80
-	minHeldOutAccuracy = 0.74
+	minCorpusAccuracy  = 0.87
+	minHeldOutAccuracy = 0.78
 )
 
 // corpusCase is one line of cases.jsonl or of a blind batch.
