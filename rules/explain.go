@@ -267,12 +267,16 @@ func (d *draft) addHit(h hit) {
 	}
 	if len(d.lines) < maxQuotedLines {
 		d.lines = append(d.lines, quote(h))
-	}
-	for _, fw := range lineFrameworksOf(h.text) {
-		if d.lineFw == nil {
-			d.lineFw = map[string]bool{}
+		// The framework is read from the quoted lines, the evidence the
+		// reader sees (running its expressions over every hit of a
+		// message repeated thousands of times cost most of explain's
+		// time on such a log).
+		for _, fw := range lineFrameworksOf(h.text) {
+			if d.lineFw == nil {
+				d.lineFw = map[string]bool{}
+			}
+			d.lineFw[fw] = true
 		}
-		d.lineFw[fw] = true
 	}
 	if d.values == nil {
 		d.values = map[string]string{}

@@ -39,26 +39,36 @@ var fixFrameworks = map[string][]string{
 }
 
 // lineFrameworks names a framework from a matched line (the first match
-// of each expression counts).
+// of each expression counts). any lists lower-case words one of which
+// every match contains: a cheap test before the expression runs.
 var lineFrameworks = []struct {
 	name string
+	any  []string
 	re   *regexp.Regexp
 }{
-	{FrameworkTensorFlow, regexp.MustCompile(`(?i)tensorflow|\btf\.|stream_executor|\bkeras\b`)},
-	{"pytorch", regexp.MustCompile(`(?i)\btorch|pytorch|xformers|bitsandbytes|flash[_-]?attn|deepspeed|\bapex\b|torchvision|detectron2|mmcv`)},
-	{"paddle", regexp.MustCompile(`(?i)paddle`)},
-	{"opencv", regexp.MustCompile(`(?i)opencv|\bcv2\b`)},
-	{"jax", regexp.MustCompile(`(?i)\bjax(?:lib)?\b`)},
-	{"cupy", regexp.MustCompile(`(?i)\bcupy\b`)},
-	{"onnxruntime", regexp.MustCompile(`(?i)onnxruntime`)},
-	{"mxnet", regexp.MustCompile(`(?i)\bmxnet\b`)},
+	{FrameworkTensorFlow, []string{"tensorflow", "tf.", "stream_executor", "keras"}, regexp.MustCompile(`(?i)tensorflow|\btf\.|stream_executor|\bkeras\b`)},
+	{"pytorch", []string{"torch", "xformers", "bitsandbytes", "flash", "deepspeed", "apex", "detectron2", "mmcv"}, regexp.MustCompile(`(?i)\btorch|pytorch|xformers|bitsandbytes|flash[_-]?attn|deepspeed|\bapex\b|torchvision|detectron2|mmcv`)},
+	{"paddle", []string{"paddle"}, regexp.MustCompile(`(?i)paddle`)},
+	{"opencv", []string{"opencv", "cv2"}, regexp.MustCompile(`(?i)opencv|\bcv2\b`)},
+	{"jax", []string{"jax"}, regexp.MustCompile(`(?i)\bjax(?:lib)?\b`)},
+	{"cupy", []string{"cupy"}, regexp.MustCompile(`(?i)\bcupy\b`)},
+	{"onnxruntime", []string{"onnxruntime"}, regexp.MustCompile(`(?i)onnxruntime`)},
+	{"mxnet", []string{"mxnet"}, regexp.MustCompile(`(?i)\bmxnet\b`)},
 }
 
 // lineFrameworksOf returns the frameworks a line names.
 func lineFrameworksOf(text string) []string {
 	var out []string
+	low := strings.ToLower(text)
 	for _, lf := range lineFrameworks {
-		if lf.re.MatchString(text) {
+		hit := false
+		for _, w := range lf.any {
+			if strings.Contains(low, w) {
+				hit = true
+				break
+			}
+		}
+		if hit && lf.re.MatchString(text) {
 			out = append(out, lf.name)
 		}
 	}

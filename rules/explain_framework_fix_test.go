@@ -153,3 +153,22 @@ func TestFixesFor(t *testing.T) {
 		t.Error("fixesFor changed its input")
 	}
 }
+
+// TestLineFrameworksPrefilter: the word test before each expression
+// never hides a match — over every line of the corpus, the frameworks
+// named are those the expressions alone find.
+func TestLineFrameworksPrefilter(t *testing.T) {
+	for _, c := range readCorpus(t) {
+		for _, line := range strings.Split(c.Log, "\n") {
+			var want []string
+			for _, lf := range lineFrameworks {
+				if lf.re.MatchString(line) {
+					want = append(want, lf.name)
+				}
+			}
+			if got := lineFrameworksOf(line); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("%s: %q names %v, the expressions alone %v", c.ID, line, got, want)
+			}
+		}
+	}
+}
