@@ -289,27 +289,7 @@ func (sc *scanner) wrap(lineNo int, seg string) {
 			sc.buf = append(sc.buf, si)
 		}
 	}
-	low := ""
-	lower := func() string {
-		if low == "" {
-			low = strings.ToLower(joined)
-		}
-		return low
-	}
-	for _, si := range sc.buf {
-		s := m.sigs[si]
-		v := s.match(joined, lower)
-		if v == nil {
-			continue
-		}
-		sc.runSigs = append(sc.runSigs, si)
-		if sc.kept[si] >= maxHitsPerSignature {
-			sc.extra[s]++
-			continue
-		}
-		sc.kept[si]++
-		sc.hits = append(sc.hits, hit{sig: s, line: sc.runLine, text: joined, values: v})
-	}
+	sc.matchAll(joined, sc.runLine, &sc.runSigs)
 }
 
 func containsIdx(xs []int32, x int32) bool {
@@ -337,32 +317,41 @@ func (sc *scanner) segment(lineNo int, seg string) {
 	if len(sc.buf) == 0 {
 		return
 	}
+	seg = sc.matchAll(seg, lineNo, &sc.alone)
+}
+
+// matchAll runs the candidate signatures (sc.buf) over text, records a
+// hit on line for each that matches (counted only, past
+// maxHitsPerSignature) and adds it to *matched. It returns text, cloned
+// once a hit keeps it (a kept line does not hold on to the buffer it came
+// from).
+func (sc *scanner) matchAll(text string, line int, matched *[]int32) string {
 	low := ""
 	lower := func() string {
 		if low == "" {
-			low = strings.ToLower(seg)
+			low = strings.ToLower(text)
 		}
 		return low
 	}
 	kept := false
 	for _, si := range sc.buf {
-		s := m.sigs[si]
-		v := s.match(seg, lower)
+		s := sc.m.sigs[si]
+		v := s.match(text, lower)
 		if v == nil {
 			continue
 		}
-		sc.alone = append(sc.alone, si)
+		*matched = append(*matched, si)
 		if sc.kept[si] >= maxHitsPerSignature {
 			sc.extra[s]++
 			continue
 		}
 		if !kept {
-			// A kept line does not hold on to the buffer it came from.
-			seg, kept = strings.Clone(seg), true
+			text, kept = strings.Clone(text), true
 		}
 		sc.kept[si]++
-		sc.hits = append(sc.hits, hit{sig: s, line: lineNo, text: seg, values: v})
+		sc.hits = append(sc.hits, hit{sig: s, line: line, text: text, values: v})
 	}
+	return text
 }
 
 // scan runs every signature over text. It returns the hits in line order
