@@ -614,7 +614,35 @@ func explainHits(lib *library, hits []hit, extra map[*Signature]int, version str
 	if st.has("wsl") {
 		delete(st.contexts, "windows")
 	}
+	// A line a specific signature knows (a harmless notice too) is
+	// explained by it: a broad signature does not read it again.
+	known := map[int]bool{}
 	for _, h := range findingHits {
+		if h.sig.Tier != TierBroad {
+			known[h.line] = true
+		}
+	}
+	// Nor does it read the source code a traceback quotes (the line
+	// below a Python frame line and indented deeper than it; IPython's
+	// '---->' line): the words are the program's, not a message. A
+	// frame without source ('File "<stdin>"') is followed by the next
+	// frame or by the error itself, at the frame's indentation or less.
+	frames := map[int]int{}
+	for _, h := range hits {
+		switch {
+		case h.sig.Kind != KindContext:
+		case h.sig.Context == "py_frame":
+			frames[h.line] = indentOf(h.text)
+		case h.sig.Context == "py_source":
+			known[h.line] = true
+		}
+	}
+	for _, h := range findingHits {
+		if h.sig.Tier == TierBroad {
+			if in, ok := frames[h.line-1]; known[h.line] || (ok && indentOf(h.text) > in) {
+				continue
+			}
+		}
 		ok := true
 		for _, n := range h.sig.Needs {
 			ok = ok && st.has(n)
@@ -637,16 +665,38 @@ func explainHits(lib *library, hits []hit, extra map[*Signature]int, version str
 			st.resolve(d)
 		}
 	}
+	// Broad signatures (Signature.Tier) answer only when nothing else
+	// does: the reasoners run without them (a reasoner that finds the
+	// cause makes its own, decided finding), and they come back only when
+	// no other finding is an error or a warning.
+	var broad []*draft
+	kept := st.drafts[:0]
+	for _, d := range st.drafts {
+		if d.sig != nil && d.sig.Tier == TierBroad {
+			broad = append(broad, d)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	st.drafts = kept
 	for _, r := range reasoners {
 		if r.Phase == phaseFindings {
 			r.Run(st)
 		}
+	}
+	if !st.failing() {
+		st.drafts = append(st.drafts, broad...)
 	}
 	rep := st.report()
 	rep.Tool = host.Tool{Name: "doctor", Version: version}
 	rep.Source = "log"
 	rep.TimingsMS = map[string]float64{"explain": float64(time.Since(start).Microseconds()) / 1000}
 	return rep
+}
+
+// indentOf counts a line's leading blanks (a tab as one).
+func indentOf(s string) int {
+	return len(s) - len(strings.TrimLeft(s, " \t"))
 }
 
 // rank orders drafts: severity, specific before symptom, weight, line.

@@ -35,6 +35,9 @@ const (
 	KindSuccess = "success" // a matched line shows the GPU working
 )
 
+// TierBroad is Signature.Tier for a family-level signature (broad.json).
+const TierBroad = "broad"
+
 // Override changes a finding when a value or a context says more.
 type Override struct {
 	// From limits a context override to findings whose cause is From.
@@ -100,6 +103,20 @@ type Signature struct {
 	FixesForTensorFlowOnly bool `json:"fixes_for_tensorflow_only,omitempty"`
 	// Weight orders findings of the same severity on one link.
 	Weight int `json:"weight,omitempty"`
+	// Tier "broad" marks a family-level signature (signatures/broad.json):
+	// it matches every wording of a failure family by the words each
+	// wording must contain ("driver" with "too old|insufficient|update"
+	// and a CUDA word on an error line), so it knows what the family
+	// means but not which of its causes this log shows. Its finding is
+	// always a symptom (decided false, "Most likely root cause", asking
+	// for what would decide) and it answers only when nothing else does:
+	// explainHits sets broad findings aside and keeps them only when no
+	// other signature or reasoner reported an error or a warning.
+	// Harmless notices do not count (a real error next to them is still
+	// the answer), but a line any other finding signature matched, a
+	// harmless one too, is never read by a broad one. Empty: an
+	// ordinary, specific signature.
+	Tier string `json:"tier,omitempty"`
 	// Keywords pre-filter lines: a line is tried against Patterns only when
 	// it contains one of them (lower-case, matched without regard to case).
 	Keywords []string `json:"keywords"`
@@ -358,6 +375,31 @@ func (l *library) validate() []string {
 			if !contexts[n] {
 				bad("%s: after unknown context %q", where, n)
 			}
+		}
+		switch s.Tier {
+		case "":
+		case TierBroad:
+			// A broad finding never decides: it is a symptom that says
+			// what would decide, and it carries no context, value case
+			// or condition that could name a cause as if decided.
+			if s.Kind != KindFinding || !s.Symptom || len(s.Next) == 0 || s.Benign {
+				bad("%s: a broad signature is a finding, a symptom, not benign, and says what would decide (next)", where)
+			}
+			// A context decides a cause (resolve drops the symptom):
+			// a broad signature has none. Value cases (the library a
+			// line names) may pick the label, never decide it.
+			if len(s.Contexts) > 0 {
+				bad("%s: a broad signature has no contexts", where)
+			}
+			if s.By != nil {
+				for k, o := range s.By.Cases {
+					if o.Link != "" || o.Benign {
+						bad("%s: a broad signature's value case %q may only change the cause", where, k)
+					}
+				}
+			}
+		default:
+			bad("%s: unknown tier %q", where, s.Tier)
 		}
 		if len(s.Keywords) == 0 || len(s.Patterns) == 0 {
 			bad("%s: needs keywords and patterns", where)
