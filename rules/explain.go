@@ -509,6 +509,10 @@ func (st *explainState) resolve(d *draft) {
 		if o.Framework != "" {
 			d.framework = o.Framework
 		}
+		if o.Decide && fromContext {
+			d.symptom = false
+			d.noFix = false
+		}
 	}
 	if s.By != nil {
 		v := strings.ToLower(d.values[s.By.Value])

@@ -68,8 +68,9 @@ func TestBroadFindingIsUndecided(t *testing.T) {
 // harmless notice included).
 func TestBroadYieldsToAnyOtherFinding(t *testing.T) {
 	for _, c := range []struct{ log, want string }{
-		// The specific OOM message outranks the broad driver reading.
-		{"ERROR: the GPU driver is out of date, please update your NVIDIA driver\nRuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n", "gpu_out_of_memory_other_process"},
+		// The specific OOM message (a bare one: its commonest reading)
+		// outranks the broad driver reading.
+		{"ERROR: the GPU driver is out of date, please update your NVIDIA driver\nRuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n", "gpu_out_of_memory_own_job"},
 		// A decided finding on a higher link still wins.
 		{"RuntimeError: No GPU found. A GPU is needed for quantization.\nImportError: No module named pycuda.driver\n", "framework_cpu_only_build"},
 		// XLA's harmless 'driver is older than the ptxas' notice is not

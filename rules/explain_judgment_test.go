@@ -266,11 +266,14 @@ Your installed version is: not available
 		cause: "container_runtime_no_gpu", decided: true,
 	},
 	{
-		name: "slurm_rejected_gres_is_not_decided",
+		// Slurm refusing the request is the scheduler giving the job no
+		// GPU: its own label, decided, and nothing about
+		// CUDA_VISIBLE_DEVICES.
+		name: "slurm_rejected_gres_is_the_scheduler",
 		log: `$ sbatch --gres=gpu:a100:1 job.sh
 sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification
 `,
-		cause: "cuda_visible_devices_hides_gpu", decided: false, noFix: []string{"unset-cuda-visible-devices"},
+		cause: "scheduler_no_gpu_allocated", decided: true, noFix: []string{"unset-cuda-visible-devices"},
 	},
 	{
 		name: "ollama_driver_too_old_or_missing",
@@ -294,49 +297,54 @@ True
 
 func TestExplainJudgment(t *testing.T) {
 	for _, c := range judgmentCases {
-		t.Run(c.name, func(t *testing.T) {
-			r := ExplainText(c.log)
-			var b strings.Builder
-			for _, f := range r.Findings {
-				b.WriteString("\n  " + f.ID + " " + string(f.Severity) + " " + f.Cause + ": " + f.Title)
-				for _, x := range f.Fixes {
-					b.WriteString(" [" + x.ID + "]")
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
+
+// checkJudgment explains c.log and checks its root cause, whether it is
+// decided, and the fixes, labels and findings it must not show.
+func checkJudgment(t *testing.T, c judgmentCase) {
+	t.Helper()
+	r := ExplainText(c.log)
+	var b strings.Builder
+	for _, f := range r.Findings {
+		b.WriteString("\n  " + f.ID + " " + string(f.Severity) + " " + f.Cause + ": " + f.Title)
+		for _, x := range f.Fixes {
+			b.WriteString(" [" + x.ID + "]")
+		}
+	}
+	got := ""
+	if r.RootCause != nil {
+		got = r.RootCause.Cause
+	}
+	if got != c.cause {
+		t.Fatalf("root cause %q, want %q; findings:%s", got, c.cause, b.String())
+	}
+	for _, f := range r.Findings {
+		if r.RootCause != nil && f.ID == r.RootCause.ID {
+			if d, _ := f.Evidence[DecidedKey].(bool); d != c.decided {
+				t.Errorf("root finding %s decided=%v, want %v; findings:%s", f.ID, d, c.decided, b.String())
+			}
+		}
+		if !f.Failing() {
+			continue
+		}
+		for _, x := range f.Fixes {
+			for _, bad := range c.noFix {
+				if x.ID == bad {
+					t.Errorf("finding %s offers fix %s; findings:%s", f.ID, bad, b.String())
 				}
 			}
-			got := ""
-			if r.RootCause != nil {
-				got = r.RootCause.Cause
+		}
+		for _, bad := range c.notFinding {
+			if f.ID == bad {
+				t.Errorf("finding %s reported; findings:%s", bad, b.String())
 			}
-			if got != c.cause {
-				t.Fatalf("root cause %q, want %q; findings:%s", got, c.cause, b.String())
+		}
+		for _, bad := range c.notCause {
+			if f.Cause == bad {
+				t.Errorf("finding %s has cause %s; findings:%s", f.ID, bad, b.String())
 			}
-			for _, f := range r.Findings {
-				if r.RootCause != nil && f.ID == r.RootCause.ID {
-					if d, _ := f.Evidence[DecidedKey].(bool); d != c.decided {
-						t.Errorf("root finding %s decided=%v, want %v; findings:%s", f.ID, d, c.decided, b.String())
-					}
-				}
-				if !f.Failing() {
-					continue
-				}
-				for _, x := range f.Fixes {
-					for _, bad := range c.noFix {
-						if x.ID == bad {
-							t.Errorf("finding %s offers fix %s; findings:%s", f.ID, bad, b.String())
-						}
-					}
-				}
-				for _, bad := range c.notFinding {
-					if f.ID == bad {
-						t.Errorf("finding %s reported; findings:%s", bad, b.String())
-					}
-				}
-				for _, bad := range c.notCause {
-					if f.Cause == bad {
-						t.Errorf("finding %s has cause %s; findings:%s", f.ID, bad, b.String())
-					}
-				}
-			}
-		})
+		}
 	}
 }

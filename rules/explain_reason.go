@@ -96,12 +96,17 @@ the kernel module.`,
 		Run: reasonDriverVersions,
 	},
 	{
-		ID: "explain.gpu_memory_held", Title: "Out of memory with memory held before the program started", Link: checks.LinkEnvironment, Phase: phaseFindings,
-		Causes: []string{"gpu_out_of_memory_other_process"},
+		ID: "explain.gpu_memory_held", Title: "Out of memory: who holds the GPU's memory", Link: checks.LinkEnvironment, Phase: phaseFindings,
+		Causes: []string{"gpu_out_of_memory_other_process", "gpu_out_of_memory_own_job"},
 		Doc: `An out-of-memory failure is tied to another process when the paste shows the memory
 taken before the program allocated: TensorFlow's 'Free memory' far below 'Total
 memory', nvidia-smi rows with most memory used, PyTorch's 'Process N has X memory
-in use'.`,
+in use' for another process (PyTorch's arithmetic of total, free and what this
+process holds leaving gigabytes to others). It is the job's own when PyTorch's
+figures show this process holding nearly all the card (in a container PyTorch
+names its own process 'Process N' too: the row that covers what PyTorch allocated),
+or TensorFlow found nearly all the memory free when it started. Otherwise the
+bare message stays a symptom.`,
 		Run: reasonMemoryHeld,
 	},
 	{
@@ -168,6 +173,16 @@ Windows after 2.10 (pip.md).`,
 		Causes: []string{"mig_misconfigured"},
 		Doc:    `nvidia-smi shows MIG mode Enabled while CUDA finds no device (or the program asks for a device index CUDA does not have, 'invalid device ordinal'): MIG is on but no instance exists or is visible to the program (CUDA enumerates one MIG instance per process).`,
 		Run:    reasonMIG,
+	},
+	{
+		ID: "explain.gpu_index", Title: "The GPU index a program asks for against the GPUs it has", Link: checks.LinkRuntime, Phase: phaseFindings,
+		Causes: []string{"gpu_index_out_of_range"},
+		Doc: `'invalid device ordinal' is decided when the paste shows the index the program selects
+(cuda:1, set_device(1), device_ids=[0, 1], --gpu 1) and how many GPUs it has (the
+entries of the last CUDA_VISIBLE_DEVICES assignment, else nvidia-smi's GPUs): an index
+at or past that count does not exist. Runs after explain.cuda_visible_devices and
+explain.mig, which name their own causes.`,
+		Run: reasonGPUIndex,
 	},
 	{
 		ID: "explain.python_env", Title: "The notebook's interpreter against where the framework is installed", Link: checks.LinkPython, Phase: phaseFindings,
@@ -731,9 +746,55 @@ func reasonMemoryHeld(st *explainState) {
 	// nearly everything, the program itself does not fit, whatever free
 	// says.
 	own, ownLine, ownOK := st.torchOwnMemory(tf.line)
+	torchLine := strings.Contains(tf.text, "total capacity")
+	// PyTorch 2.x lists every process on the GPU (from NVML) on the same
+	// line, and calls its own 'this process' only when NVML's PID is its
+	// own; in a container (another PID namespace) its own row reads
+	// 'Process N has X memory in use' like the others. A fact records one
+	// match per line, so the rows are read from the line itself.
+	procs := map[string]float64{}
+	var procOrder []string
+	var procLines []lineRef
+	addProc := func(pid string, mem float64, h hit) {
+		if _, seen := procs[pid]; seen {
+			return
+		}
+		procs[pid] = mem
+		procOrder = append(procOrder, pid)
+		procLines = append(procLines, quote(h))
+	}
+	if torchLine {
+		for _, m := range torchProcessRE.FindAllStringSubmatch(tf.text, -1) {
+			addProc(m[1], bytesOf(m[2]), tf)
+		}
+	}
+	for _, f := range st.factValues("other_pid") {
+		addProc(f.values["other_pid"], bytesOf(f.values["other_mem"]), f)
+	}
+	var alloc float64
+	if m := torchAllocatedRE.FindStringSubmatch(tf.text); torchLine && m != nil {
+		alloc = bytesOf(m[1])
+	}
+	// No row is 'this process': the smallest row that covers what PyTorch
+	// says it allocated, and is not more than twice that, is this process.
+	selfPid := ""
+	if !ownOK && alloc > 0 {
+		for _, pid := range procOrder {
+			if m := procs[pid]; m >= alloc && alloc >= m/2 && (selfPid == "" || m < own) {
+				own, ownLine, ownOK, selfPid = m, tf, true, pid
+			}
+		}
+	}
+	// With no process rows at all (NVML unavailable), what PyTorch
+	// allocated is the least this process holds: enough to call the job
+	// its own when it covers nearly the whole card, never to blame others.
+	allocOnly := false
+	if !ownOK && alloc > 0 && len(procs) == 0 && total > 0 && total-free-alloc < 1<<30 {
+		own, ownLine, ownOK, allocOnly = alloc, tf, true, true
+	}
 	if ownOK && total > 0 {
 		others := total - free - own
-		if others >= 1<<30 && others >= total/5 {
+		if others >= 1<<30 && others >= total/5 && !allocOnly {
 			why = fmt.Sprintf("of the GPU's %s, %s was free and this process held %s, so other processes held about %s", gibString(total), gibString(free), gibString(own), gibString(others))
 			lines = append(lines, quote(tf))
 			if ownLine.line != tf.line {
@@ -741,18 +802,45 @@ func reasonMemoryHeld(st *explainState) {
 			}
 		} else {
 			for _, d := range targets {
-				d.note("PyTorch's own figures leave little for other processes (%s of %s held by this process): the model or batch does not fit this GPU; reduce the batch size or the model.", gibString(own), gibString(total))
 				d.ev("torch_memory_held_by_this_process", gibString(own))
-				// Not another process: freeing the GPU (the cause's fix)
-				// does not help, and the label's other reading is not
-				// shown; the detail says what does.
-				d.noFix = true
-				d.title = "The GPU ran out of memory: this process holds nearly all of it (the model or batch does not fit)"
+				if selfPid != "" {
+					d.ev("torch_process_seen_as", "Process "+selfPid)
+				}
+				d.reasons = append(d.reasons, "explain.gpu_memory_held")
+				if d.sig.ID != "cuda.out_of_memory" {
+					d.note("PyTorch's own figures leave little for other processes (%s of %s held by this process): the model or batch does not fit this GPU; reduce the batch size or the model.", gibString(own), gibString(total))
+					// Not another process: freeing the GPU (the cause's fix)
+					// does not help; the detail says what does.
+					d.noFix = true
+					d.title = "The GPU ran out of memory: this process holds nearly all of it (the model or batch does not fit)"
+					continue
+				}
+				// The job's own figures settle it: no other process holds
+				// the memory this job needs.
+				d.cause = "gpu_out_of_memory_own_job"
+				d.link = st.lib.linkOf(d.cause)
+				d.symptom = false
+				d.title = "The GPU ran out of memory: this job needs more than the GPU has"
+				held := fmt.Sprintf("this process held %s of the GPU's %s (%s free)", gibString(own), gibString(total), gibString(free))
+				switch {
+				case selfPid != "":
+					held = fmt.Sprintf("process %s, which holds what PyTorch allocated and so is this process seen from another PID namespace, held %s of the GPU's %s (%s free)", selfPid, gibString(own), gibString(total), gibString(free))
+				case allocOnly:
+					held = fmt.Sprintf("PyTorch itself had allocated %s of the GPU's %s (%s free)", gibString(own), gibString(total), gibString(free))
+				}
+				d.detail = "PyTorch's own figures: " + held + ", so no other process holds the memory this job needs: the job itself does not fit this GPU. Reduce the batch size (or the sequence length, image size or model), or use a GPU with more memory. If much memory is 'reserved by PyTorch but unallocated', PyTorch's message suggests PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation."
+				ml := []lineRef{quote(tf)}
+				if ownLine.line != tf.line {
+					ml = append(ml, quote(ownLine))
+				}
+				d.ev("memory_lines", ml)
 			}
 			return // PyTorch's own account outweighs the weaker signs below
 		}
 	}
-	if why == "" && total > 0 && free > 0 && free < total/2 && !ownOK {
+	// TensorFlow 1.x logs the free memory when the device starts; the
+	// free figure in PyTorch's message is what is left at the failure.
+	if why == "" && total > 0 && free > 0 && free < total/2 && !ownOK && !torchLine {
 		why = fmt.Sprintf("only %s of %s was free when the program started", gibString(free), gibString(total))
 		lines = append(lines, quote(tf))
 		if ff.line != tf.line {
@@ -763,13 +851,16 @@ func reasonMemoryHeld(st *explainState) {
 	if why == "" {
 		var held float64
 		var pids []string
-		for _, f := range st.factValues("other_pid") {
-			held += bytesOf(f.values["other_mem"])
-			pids = append(pids, f.values["other_pid"])
-			lines = append(lines, quote(f))
+		for _, pid := range procOrder {
+			if pid == selfPid {
+				continue
+			}
+			held += procs[pid]
+			pids = append(pids, pid)
 		}
 		if held >= 1<<30 {
 			why = fmt.Sprintf("process %s held %s", strings.Join(pids, ", "), gibString(held))
+			lines = append(lines, firstN(procLines, 3)...)
 		}
 	}
 	// nvidia-smi rows with most memory used.
@@ -804,12 +895,34 @@ func reasonMemoryHeld(st *explainState) {
 		}
 	}
 	if why == "" {
+		// TensorFlow 1.x logs the device's free memory when it starts:
+		// nearly all of it free, and TensorFlow's own allocator then runs
+		// out, is the job itself not fitting.
+		if total > 0 && free >= total*9/10 && !strings.Contains(tf.text, "total capacity") {
+			for _, d := range targets {
+				if d.sig.ID != "cuda.out_of_memory" || frameworkOf(d) != FrameworkTensorFlow {
+					continue
+				}
+				d.cause = "gpu_out_of_memory_own_job"
+				d.link = st.lib.linkOf(d.cause)
+				d.symptom = false
+				d.title = "The GPU ran out of memory: this job needs more than the GPU has"
+				d.detail = fmt.Sprintf("TensorFlow found %s of the GPU's %s free when it started, so no other process held the memory: the job itself does not fit this GPU. Reduce the batch size (or the input size or model), or use a GPU with more memory.", gibString(free), gibString(total))
+				ml := []lineRef{quote(tf)}
+				if ff.line != tf.line {
+					ml = append(ml, quote(ff))
+				}
+				d.ev("memory_lines", ml)
+				d.reasons = append(d.reasons, "explain.gpu_memory_held")
+			}
+		}
 		return
 	}
 	for _, d := range targets {
 		d.cause = "gpu_out_of_memory_other_process"
 		d.link = st.lib.linkOf(d.cause)
 		d.symptom = false
+		d.noFix = false
 		d.weight += 5
 		d.title = "The GPU ran out of memory: another process holds it"
 		d.detail = "Memory was already taken before this program allocated: " + why + ". Stop the other process or use a free GPU."
@@ -1320,6 +1433,14 @@ func (st *explainState) torchOwnMemory(ln int) (float64, hit, bool) {
 	return 0, hit{}, false
 }
 
+// PyTorch 2.x's out-of-memory message (c10/cuda/CUDACachingAllocator.cpp):
+// one 'Process N has X memory in use' per other process on the GPU, and
+// 'Of the allocated memory X is allocated by PyTorch'.
+var (
+	torchProcessRE   = regexp.MustCompile(`Process (\d+) has ([0-9.]+ [KMGT]iB) memory in use`)
+	torchAllocatedRE = regexp.MustCompile(`Of the allocated memory ([0-9.]+ [KMGT]iB) is allocated by PyTorch`)
+)
+
 // reasonMemoryOrphaned: nvidia-smi shows a GPU with gigabytes of memory in
 // use, idle, and no process (or far too little) in its process table: a
 // process this nvidia-smi cannot see holds it (another container or PID
@@ -1641,4 +1762,96 @@ func markCVDEcho(d *draft, last hit) {
 	if last.values["cvd_echo"] != "" {
 		d.reasons = append(d.reasons, "explain.cvd_echo")
 	}
+}
+
+// reasonGPUIndex decides 'invalid device ordinal' when the paste shows
+// both the GPU index the program asks for and how many GPUs it has: the
+// entries of the last CUDA_VISIBLE_DEVICES assignment (what the program
+// sees), else the GPUs nvidia-smi lists. An index at or past that count
+// does not exist for the program.
+func reasonGPUIndex(st *explainState) {
+	var targets []*draft
+	for _, d := range st.draftsOf("cuda.invalid_device_ordinal") {
+		if d.cause == "gpu_index_out_of_range" {
+			targets = append(targets, d)
+		}
+	}
+	if len(targets) == 0 {
+		return
+	}
+	req := -1
+	var reqHit hit
+	for _, f := range st.facts {
+		for _, key := range []string{"gpu_index", "gpu_index_list"} {
+			v, ok := f.values[key]
+			if !ok || v == "" {
+				continue
+			}
+			for _, part := range strings.Split(v, ",") {
+				if n, err := strconv.Atoi(strings.TrimSpace(part)); err == nil && n > req {
+					req, reqHit = n, f
+				}
+			}
+		}
+	}
+	if req < 0 {
+		return
+	}
+	var gpus []host.GPU
+	smi := st.smiGPUs()
+	for _, g := range smi {
+		gpus = append(gpus, host.GPU{Index: g.index})
+	}
+	n, why := -1, ""
+	var at []lineRef
+	if vals := st.factValues("cvd"); len(vals) > 0 {
+		last := vals[len(vals)-1]
+		raw := strings.Trim(last.values["cvd"], `"'`)
+		if low := strings.ToLower(raw); raw != "" && !strings.Contains(low, "gpu-") && !strings.Contains(low, "mig-") {
+			if v := checks.ParseVisibleDevices(raw, true, gpus); len(v.Visible) > 0 {
+				n = len(v.Visible)
+				why = fmt.Sprintf("CUDA_VISIBLE_DEVICES=%s leaves it %s (numbered from 0)", raw, countOf(n, "GPU", "GPUs"))
+				at = append(at, quote(last))
+			}
+		}
+	}
+	if n < 0 {
+		listed := map[string]hit{}
+		for _, f := range st.factValues("listed_gpu") {
+			listed[f.values["listed_gpu"]] = f
+		}
+		switch {
+		case len(smi) > 0:
+			n = len(smi)
+			why = fmt.Sprintf("nvidia-smi shows %s", countOf(n, "GPU", "GPUs"))
+			at = append(at, smi[0].lines...)
+		case len(listed) > 0:
+			n = len(listed)
+			why = fmt.Sprintf("nvidia-smi -L lists %s", countOf(n, "GPU", "GPUs"))
+			for _, f := range st.factValues("listed_gpu") {
+				at = append(at, quote(f))
+			}
+		}
+	}
+	if n <= 0 || req < n {
+		return
+	}
+	for _, d := range targets {
+		d.symptom = false
+		d.weight += 5
+		d.title = fmt.Sprintf("The program asks for GPU %d, which does not exist (%s)", req, countOf(n, "GPU is", "GPUs are")+" visible")
+		d.detail = fmt.Sprintf("The program selects GPU %d, but %s: GPU indexes count from 0 over the GPUs the program sees, so index %d does not exist and CUDA answers 'invalid device ordinal'. Use an index below %d (cuda:0 on a one-GPU machine), or take the count from the framework (torch.cuda.device_count()).", req, why, req, n)
+		d.ev("requested_gpu_index", req)
+		d.ev("visible_gpus", n)
+		d.ev("index_lines", append([]lineRef{quote(reqHit)}, firstN(at, 3)...))
+		d.reasons = append(d.reasons, "explain.gpu_index")
+	}
+}
+
+// countOf writes n with the singular or plural noun.
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -61,6 +61,11 @@ type Override struct {
 	// NotBenign makes a harmless message a finding in this context (nvcc
 	// missing is harmless unless the paste builds CUDA code).
 	NotBenign bool `json:"not_benign,omitempty"`
+	// Decide makes a context settle the signature's own cause: a symptom
+	// named by its commonest reading (error 802 as Fabric Manager) is
+	// decided where the paste shows the fact that proves it (an NVSwitch
+	// system). A context that names another cause decides it anyway.
+	Decide bool `json:"decide,omitempty"`
 }
 
 // ByValue picks an override by an extracted value (lower-cased).
@@ -355,9 +360,15 @@ func (l *library) validate() []string {
 					bad("%s: by case %q must be lower-case", where, k)
 				}
 				checkOverride(where+" by "+k, o)
+				if o.Decide {
+					bad("%s by %s: only a context decides (decide)", where, k)
+				}
 			}
 			if s.By.Default != nil {
 				checkOverride(where+" by default", *s.By.Default)
+				if s.By.Default.Decide {
+					bad("%s by default: only a context decides (decide)", where)
+				}
 			}
 		}
 		for name, o := range s.Contexts {
