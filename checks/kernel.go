@@ -158,15 +158,17 @@ var KernelModule = &Check{
 	ID:       "kernel.nvidia",
 	Link:     LinkKernel,
 	Title:    "NVIDIA kernel module",
-	Causes:   []string{"driver_missing", "kernel_module_not_built", "secure_boot_unsigned_module"},
+	Causes:   []string{"driver_missing", "kernel_module_not_built", "secure_boot_unsigned_module", "no_nvidia_gpu"},
 	Requires: []string{"platform", "modules", "kernel.nouveau"},
 	Doc: `CUDA needs the nvidia kernel module (/proc/driver/nvidia/version exists
 when it is loaded). If it is not loaded: with no NVIDIA user-space files at
 all the driver is missing; with the user-space driver but no module for the
 running kernel (modules.dep, DKMS) the module was not built, usually after a
 kernel upgrade; with Secure Boot on and signature errors in the kernel log,
-the unsigned module was refused. WSL 2 has no such module: the Windows
-driver serves the GPU.`,
+the unsigned module was refused. With nothing of the driver installed and a
+PCI bus that lists functions but no NVIDIA display controller, the machine
+has no NVIDIA GPU at all (no_nvidia_gpu): installing a driver would not
+help. WSL 2 has no such module: the Windows driver serves the GPU.`,
 	Run: func(p *Pass) {
 		s := p.Snap
 		if isWSL(s) {
@@ -223,6 +225,12 @@ driver serves the GPU.`,
 			p.Error("kernel_module_not_built", "No NVIDIA kernel module for the running kernel "+kernel, detail, ev,
 				Fix{ID: FixDKMSRebuild, Title: "Build the module for this kernel", Risk: RiskModerate, NeedsRoot: true,
 					Steps: dkmsRebuildSteps(s.Platform.DistroID, kernel)})
+		case len(nvidiaPCI(s)) == 0 && s.PCIFunctions > 0 && s.Fact("pci").Known():
+			// The bus was listed (its functions are there) and holds no
+			// NVIDIA display controller: a driver has nothing to drive.
+			ev["pci_functions"] = s.PCIFunctions
+			p.Error("no_nvidia_gpu", "This machine has no NVIDIA GPU",
+				fmt.Sprintf("The PCI bus lists %s and none of them is an NVIDIA display controller, and no NVIDIA driver is installed: no driver or library can make CUDA see a GPU here. Run on a machine that has one (a GPU instance type, a node with GPUs, PCI passthrough for a virtual machine), or on the CPU.", plural(s.PCIFunctions, "function", "functions")), ev)
 		default:
 			detail := "No nvidia kernel module, no NVIDIA user-space driver files and no driver packages were found."
 			if len(nvidiaPCI(s)) == 0 {

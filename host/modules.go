@@ -50,7 +50,8 @@ func collectPCI(ctx context.Context, g *gatherer) (func(*Snapshot), error) {
 		}
 		devs = append(devs, d)
 	}
-	return func(s *Snapshot) { s.PCI = devs }, nil
+	n := len(ents)
+	return func(s *Snapshot) { s.PCI, s.PCIFunctions = devs, n }, nil
 }
 
 var procVersionRE = regexp.MustCompile(`Kernel Module(?: for [a-z0-9_]+)?\s+(\d+\.\d+(?:\.\d+)?)`)

@@ -24,16 +24,21 @@ type Snapshot struct {
 	// Root is the folder file collectors read under ("/" on a real run).
 	Root string `json:"root"`
 
-	Platform  Platform          `json:"platform"`
-	PCI       []PCIDevice       `json:"pci"`
-	Modules   Modules           `json:"modules"`
-	Devices   []DeviceNode      `json:"devices"`
-	NVML      NVML              `json:"nvml"`
-	NvidiaSMI Command           `json:"nvidia_smi"`
-	Holders   Holders           `json:"device_holders"`
-	Env       map[string]string `json:"env"`
-	KernelLog KernelLog         `json:"kernel_log"`
-	Disks     []Disk            `json:"disks"`
+	Platform Platform    `json:"platform"`
+	PCI      []PCIDevice `json:"pci"`
+	// PCIFunctions counts every function /sys/bus/pci/devices lists, of
+	// any vendor: a bus listed with functions and no NVIDIA display
+	// function among them is evidence that the machine has no NVIDIA
+	// GPU. 0 in snapshots written before the field existed.
+	PCIFunctions int               `json:"pci_functions,omitempty"`
+	Modules      Modules           `json:"modules"`
+	Devices      []DeviceNode      `json:"devices"`
+	NVML         NVML              `json:"nvml"`
+	NvidiaSMI    Command           `json:"nvidia_smi"`
+	Holders      Holders           `json:"device_holders"`
+	Env          map[string]string `json:"env"`
+	KernelLog    KernelLog         `json:"kernel_log"`
+	Disks        []Disk            `json:"disks"`
 
 	// Python is the examined Python environment and what is installed in it.
 	Python *Python `json:"python,omitempty"`

@@ -251,6 +251,7 @@ func TestScenarioRootCauses(t *testing.T) {
 		"healthy-linux":                "",
 		"healthy-wsl2":                 "",
 		"no-driver":                    "driver_missing",
+		"no-nvidia-gpu":                "no_nvidia_gpu",
 		"nvml-mismatch":                "driver_library_mismatch",
 		"nouveau-loaded":               "nouveau_conflict",
 		"nouveau-no-driver":            "driver_missing",
