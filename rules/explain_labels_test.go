@@ -163,6 +163,33 @@ RuntimeError: CUDA error: invalid device ordinal
 		log:   "$ srun --gres=gpu:8 python train.py\nsrun: error: Unable to allocate resources: Requested node configuration is not available\n",
 		cause: "scheduler_no_gpu_allocated", decided: true, noFix: []string{"unset-cuda-visible-devices"},
 	},
+	{
+		// The job script is shown and asks for no GPU: decided.
+		name: "slurm_script_without_gpu_request",
+		log: `#SBATCH --partition=gpu
+#SBATCH --cpus-per-task=8
+RuntimeError: No CUDA GPUs are available
+`,
+		cause: "scheduler_no_gpu_allocated", decided: true, noFix: []string{"unset-cuda-visible-devices"},
+	},
+	{
+		// Only a mark of a Slurm job: the request is not shown.
+		name:  "slurm_mark_only_stays_a_symptom",
+		log:   "slurmstepd: error: *** JOB 81234 ON gpu-node07 CANCELLED AT 2025-02-11T10:22:13 ***\nRuntimeError: No CUDA GPUs are available\n",
+		cause: "scheduler_no_gpu_allocated", decided: false,
+	},
+	{
+		// The job asked for a GPU: not the scheduler's doing.
+		name:     "slurm_gpu_requested_is_not_the_scheduler",
+		log:      "#SBATCH --gres=gpu:1\nRuntimeError: No CUDA GPUs are available\n",
+		cause:    "cuda_visible_devices_hides_gpu",
+		notCause: []string{"scheduler_no_gpu_allocated"},
+	},
+	{
+		name:  "torch_load_checkpoint_from_gpu_1",
+		log:   "RuntimeError: Attempting to deserialize object on CUDA device 1 but torch.cuda.device_count() is 1. Please use torch.load with map_location to map your storages to an existing device.\n",
+		cause: "gpu_index_out_of_range", decided: true,
+	},
 }
 
 func TestNewLabels(t *testing.T) {

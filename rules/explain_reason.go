@@ -184,6 +184,7 @@ at or past that count does not exist. Runs after explain.cuda_visible_devices an
 explain.mig, which name their own causes.`,
 		Run: reasonGPUIndex,
 	},
+
 	{
 		ID: "explain.python_env", Title: "The notebook's interpreter against where the framework is installed", Link: checks.LinkPython, Phase: phaseFindings,
 		Causes: []string{"jupyter_kernel_wrong_env"},

@@ -62,12 +62,15 @@ is a consequence of that cause, not a container fault: it is folded under it.`,
 		Run: reasonContainerHostCause,
 	},
 	{
-		ID: "explain.slurm_no_gpu", Title: "A Slurm job that requested no GPU", Link: checks.LinkEnvironment, Phase: phaseFindings,
-		Causes: []string{"cuda_visible_devices_hides_gpu"},
+		ID: "explain.slurm_no_gpu", Title: "A Slurm job that requested no GPU", Link: checks.LinkPlatform, Phase: phaseFindings,
+		Causes: []string{"scheduler_no_gpu_allocated"},
 		Doc: `When the paste comes from a Slurm job (srun, sbatch, salloc, #SBATCH, SLURM_* variables)
 that shows no GPU request (--gres=gpu, --gpus, SLURM_JOB_GPUS) and the program finds no GPU
-(no CUDA device, nvidia-smi 'No devices were found'), the job was given no GPU: Slurm's
-cgroup device constraint hides the GPUs of a job that did not ask for them.`,
+(no CUDA device, nvidia-smi 'No devices were found'), the job was given no GPU: Slurm
+allocates generic resources only when the job asks for them, and its cgroup device
+constraint hides the node's GPUs from a job that did not. Decided when the paste shows
+the request itself (the job's #SBATCH lines, or the srun/salloc command line); with only
+other marks of a Slurm job it stays the most likely reading.`,
 		Run: reasonSlurmNoGPU,
 	},
 	{
@@ -159,6 +162,10 @@ func reasonContainerHostCause(st *explainState) {
 	}
 }
 
+// slurmCommandRE is an srun or salloc command line (after a shell prompt),
+// whose options are the job's request.
+var slurmCommandRE = regexp.MustCompile(`(?:^|[$#>]\s*)(?:srun|salloc)\s+-`)
+
 // noGPUSymptoms are the signatures of a program finding no GPU at all.
 var noGPUSymptoms = map[string]bool{
 	"cuda.cuinit_no_device": true, "framework.torch_no_cuda_gpus": true, "smi.no_devices": true,
@@ -169,6 +176,15 @@ func reasonSlurmNoGPU(st *explainState) {
 	if !st.has("slurm_job") || st.has("slurm_gpu_request") {
 		return
 	}
+	// The request itself is shown: the job script's #SBATCH lines, or the
+	// srun/salloc command line (sbatch's options are in the script).
+	requestShown := false
+	for _, l := range st.contexts["slurm_job"] {
+		t := strings.TrimSpace(l.Text)
+		if strings.HasPrefix(t, "#SBATCH") || slurmCommandRE.MatchString(t) {
+			requestShown = true
+		}
+	}
 	for _, d := range st.draftsWithCause("cuda_visible_devices_hides_gpu") {
 		if !d.symptom {
 			return // the paste already names what hides the GPU
@@ -178,12 +194,13 @@ func reasonSlurmNoGPU(st *explainState) {
 		if d.sig == nil || !noGPUSymptoms[d.sig.ID] || !d.symptom || d.severity != checks.SevError {
 			continue
 		}
-		d.cause = "cuda_visible_devices_hides_gpu"
+		d.cause = "scheduler_no_gpu_allocated"
 		d.link = st.lib.linkOf(d.cause)
-		d.symptom = false
+		d.symptom = !requestShown
 		d.noFix = true // unsetting CUDA_VISIBLE_DEVICES does not help: the job must ask for the GPU
+		d.next = nil   // the label's: the job's request lines
 		d.title = "The Slurm job was given no GPU"
-		d.detail = "The paste comes from a Slurm job that shows no GPU request (--gres=gpu:N or --gpus=N), and the program finds no GPU: Slurm hides the GPUs of a job that did not ask for them (its cgroup device constraint). Request the GPU in the job; Slurm then sets CUDA_VISIBLE_DEVICES to the allocated GPU."
+		d.detail = "The paste comes from a Slurm job that shows no GPU request (--gres=gpu:N or --gpus=N), and the program finds no GPU: Slurm allocates GPUs only to a job that asks for them, and hides the node's GPUs from one that did not (its cgroup device constraint). Request the GPU in the job (#SBATCH --gres=gpu:1, or --gpus=1, on a GPU partition); Slurm then sets CUDA_VISIBLE_DEVICES to the allocated GPU."
 		d.ev("slurm_lines", firstN(st.contexts["slurm_job"], 2))
 		d.reasons = append(d.reasons, "explain.slurm_no_gpu")
 	}
