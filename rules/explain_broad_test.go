@@ -126,6 +126,13 @@ func TestBroadNegatives(t *testing.T) {
 			t.Errorf("%q: broad findings %v", log, b)
 		}
 	}
+	// Two long lines in a row read as one wrapped message for specific
+	// signatures; a broad one's words must stand on one line.
+	wrapped := "[renderer] using the NVIDIA driver shipped with the system image for this session\n" +
+		"[renderer] the scene cache is too old and will be rebuilt now, please wait a moment\n"
+	if b := broadFindings(t, wrapped); len(b) > 0 {
+		t.Errorf("words of two lines paired: broad findings %v", b)
+	}
 	// A frame with no source ('<stdin>') is followed by the error itself:
 	// that line is read.
 	log := "Traceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\nImportError: torch_scatter was compiled against torch 2.1 and is not compatible with torch 2.3\n"

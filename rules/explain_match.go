@@ -285,6 +285,12 @@ func (sc *scanner) wrap(lineNo int, seg string) {
 	sc.runCand = append(sc.runCand, sc.segCand...)
 	sc.buf = sc.buf[:0]
 	for _, si := range append(sc.runCand, sc.winBuf...) {
+		// A broad signature's words must stand on one line: joined
+		// pieces would pair words of two messages (and rerun its
+		// expressions over ever longer text).
+		if m.sigs[si].Tier == TierBroad {
+			continue
+		}
 		if !containsIdx(sc.runSigs, si) && !containsIdx(sc.buf, si) {
 			sc.buf = append(sc.buf, si)
 		}

@@ -119,8 +119,9 @@ type Signature struct {
 	// other signature or reasoner reported an error or a warning.
 	// Harmless notices do not count (a real error next to them is still
 	// the answer), but a line any other finding signature matched, a
-	// harmless one too, is never read by a broad one. Empty: an
-	// ordinary, specific signature.
+	// harmless one too, is never read by a broad one, nor is a run of
+	// wrapped lines joined for it (its words must stand on one line).
+	// Empty: an ordinary, specific signature.
 	Tier string `json:"tier,omitempty"`
 	// Keywords pre-filter lines: a line is tried against Patterns only when
 	// it contains one of them (lower-case, matched without regard to case).
