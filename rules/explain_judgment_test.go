@@ -255,7 +255,9 @@ Your installed version is: not available
 2024-05-01 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected
 []
 `,
-		cause: "container_runtime_no_gpu", decided: true, notFinding: []string{"container.run_without_gpus"},
+		// --gpus all passed: the container's reading stays, undecided,
+		// and "start the container with GPU access" is not offered.
+		cause: "container_runtime_no_gpu", decided: false, notFinding: []string{"container.run_without_gpus"}, noFix: []string{"container-gpus"},
 	},
 	{
 		name: "docker_run_one_line_without_gpus",

@@ -62,6 +62,19 @@ is a consequence of that cause, not a container fault: it is folded under it.`,
 		Run: reasonContainerHostCause,
 	},
 	{
+		ID: "explain.container_gpus_passed", Title: "A container started with GPU access that finds no GPU", Link: checks.LinkPlatform, Phase: phaseFindings,
+		Causes: []string{"container_runtime_no_gpu"},
+		Doc: `A no-GPU finding read as "the container was started without GPU access" because the
+paste comes from a container is not that when the paste shows the GPU request itself
+(--gpus, --runtime=nvidia, a CDI device, --nv, a Compose device reservation, a Kubernetes
+nvidia.com/gpu limit): the runtime was asked for the GPU, so "start the container with GPU
+access" does not help. It stays the container's most likely reading, undecided and with no
+fix: a GPU lost after the container started (systemd daemon-reload with the systemd cgroup
+driver), the host's driver or NVIDIA Container Toolkit, or a device the request does not
+name; nvidia-smi on the host and in the container says which.`,
+		Run: reasonContainerGPUsPassed,
+	},
+	{
 		ID: "explain.slurm_no_gpu", Title: "A Slurm job that requested no GPU", Link: checks.LinkPlatform, Phase: phaseFindings,
 		Causes: []string{"scheduler_no_gpu_allocated"},
 		Doc: `When the paste comes from a Slurm job (srun, sbatch, salloc, #SBATCH, SLURM_* variables)
@@ -159,6 +172,28 @@ func reasonContainerHostCause(st *explainState) {
 		d.note("The paste also shows a host-level cause (%s): the container runtime only passes on the host driver's failure.", host.cause)
 		d.ev("explained_by", host.id)
 		d.reasons = append(d.reasons, "explain.container_host_cause")
+	}
+}
+
+// reasonContainerGPUsPassed: the container context read a no-GPU finding
+// as a container started without GPU access, but the paste shows the
+// request for the GPU.
+func reasonContainerGPUsPassed(st *explainState) {
+	if !st.has("container_gpus_requested") {
+		return
+	}
+	for _, d := range st.drafts {
+		if d.sig == nil || d.cause != "container_runtime_no_gpu" || d.sig.Cause == "container_runtime_no_gpu" {
+			continue
+		}
+		if c, _ := d.evidence["context"].(string); c != "container" {
+			continue
+		}
+		d.symptom = true
+		d.noFix = true
+		d.note("The paste shows the container started with GPU access (evidence gpu_request_lines), so starting it with GPU access again does not help: the GPU may have been lost after the container started (systemd daemon-reload with the systemd cgroup driver: recreate the container), or the host's driver or NVIDIA Container Toolkit does not pass it. Compare nvidia-smi on the host and in the container.")
+		d.ev("gpu_request_lines", firstN(st.contexts["container_gpus_requested"], 2))
+		d.reasons = append(d.reasons, "explain.container_gpus_passed")
 	}
 }
 
