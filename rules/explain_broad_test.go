@@ -118,6 +118,12 @@ func TestBroadNegatives(t *testing.T) {
 		"A matching Triton is not available, some optimizations will not be enabled.\nError caught was: No module named 'triton'\n",
 		"No module 'xformers'. Proceeding without it.\n",
 		"Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error\n",
+		// Host memory is not GPU memory; advice is not a failure.
+		"OSError: [Errno 12] Cannot allocate memory\n",
+		"Out of memory: Killed process 1234 (python) total-vm:81234567kB\n",
+		"MemoryError: Unable to allocate 3.2 GiB for an array with shape (20000, 20000)\n",
+		"ggml_cuda_host_malloc: failed to allocate 512.00 MiB of pinned memory: out of memory\n",
+		"  --gpu-memory-fraction F   set it to avoid running out of GPU memory\n",
 		// Source code a traceback quotes is the program's, not a message.
 		"Traceback (most recent call last):\n  File \"app.py\", line 9, in <module>\n    raise SystemExit(\"No CUDA device found\") if strict else None\nKeyboardInterrupt\n",
 		"---------------------------------------------------------------------------\nKeyboardInterrupt                         Traceback (most recent call last)\n----> 5 if not found: print('GPU device not found')\n",
