@@ -190,6 +190,26 @@ RuntimeError: No CUDA GPUs are available
 		log:   "RuntimeError: Attempting to deserialize object on CUDA device 1 but torch.cuda.device_count() is 1. Please use torch.load with map_location to map your storages to an existing device.\n",
 		cause: "gpu_index_out_of_range", decided: true,
 	},
+	{
+		name:  "vllm_context_does_not_fit",
+		log:   "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (4.21 GiB). Based on the available memory, the estimated maximum model length is 34480. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n",
+		cause: "gpu_out_of_memory_own_job", decided: true,
+	},
+	{
+		name:  "vllm_no_cache_blocks_stays_a_symptom",
+		log:   "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
+	{
+		name:  "vllm_memory_taken_at_startup",
+		log:   "ValueError: Free memory on device cuda:0 (12.18/23.56 GiB) on startup is less than desired GPU memory utilization (0.92, 21.67 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n",
+		cause: "gpu_out_of_memory_other_process", decided: true, noFix: []string{"tf-allow-growth"},
+	},
+	{
+		name:  "paddle_oom_is_a_symptom",
+		log:   "ResourceExhaustedError: Out of memory error on GPU 0. Cannot allocate 1.500000GB memory on GPU 0, 10.200000GB memory has been allocated and available memory is only 500.000000MB.\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
 }
 
 func TestNewLabels(t *testing.T) {
