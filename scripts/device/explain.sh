@@ -13,6 +13,12 @@
 #   torch-oom-other     another process holds 85% of the memory        -> gpu_out_of_memory_other_process
 #   cupy-oom-other      the same, CuPy                                 -> gpu_out_of_memory_other_process
 #   jax-oom-other       the same, JAX preallocating                    -> gpu_out_of_memory_other_process (or gpu_memory_preallocation)
+#   torch-oom-huge      the job asks for twice the card's memory       -> gpu_out_of_memory_own_job
+#   torch-oom-own       the job fills the card itself, then asks more  -> gpu_out_of_memory_own_job
+#   cupy-oom-huge       CuPy asks for twice the card's memory          -> gpu_out_of_memory_own_job (or undecided)
+#   jax-oom-huge        JAX asks for twice the card's memory           -> gpu_out_of_memory_own_job (or undecided)
+#   torch-ordinal       torch on cuda:7 of a one-GPU machine           -> gpu_index_out_of_range
+#   cupy-ordinal        CuPy on device 7 of a one-GPU machine          -> gpu_index_out_of_range
 #   tf-missing          import tensorflow where it is not installed   -> tf_not_installed
 #   torch-healthy       a matmul that works                            -> no error
 #   jax-healthy         a JAX computation that works                   -> no error
@@ -106,6 +112,29 @@ if [ -n "$PYJ" ]; then
   judge jax-cvd-shown cuda_visible_devices_hides_gpu
   run jax-healthy -- "$PYJ" -c "import jax, jax.numpy as jnp; x=jnp.ones((4096,4096)); print(jax.devices(), (x@x).sum())"
   judge jax-healthy -
+fi
+# The job's own memory: no other process holds any.
+if [ -n "$PYT" ]; then
+  run torch-oom-huge -- "$PYT" -c "import torch; f,t=torch.cuda.mem_get_info(); x=torch.empty(2*t, dtype=torch.uint8, device='cuda')"
+  judge torch-oom-huge gpu_out_of_memory_own_job
+  run torch-oom-own -- "$PYT" -c "
+import torch
+xs = []
+while True:
+    xs.append(torch.empty(4 << 30, dtype=torch.uint8, device='cuda'))"
+  judge torch-oom-own gpu_out_of_memory_own_job
+  run torch-ordinal -- "$PYT" -c "import torch; print(torch.cuda.device_count()); torch.zeros(1, device='cuda:7')"
+  judge torch-ordinal gpu_index_out_of_range
+fi
+if [ -n "$PYC" ]; then
+  run cupy-oom-huge -- "$PYC" -c "import cupy; f,t=cupy.cuda.runtime.memGetInfo(); x=cupy.empty(2*t, dtype=cupy.uint8)"
+  judge cupy-oom-huge gpu_out_of_memory_own_job
+  run cupy-ordinal -- "$PYC" -c "import cupy; cupy.cuda.Device(7).use(); cupy.zeros(1)"
+  judge cupy-ordinal gpu_index_out_of_range
+fi
+if [ -n "$PYJ" ]; then
+  run jax-oom-huge -- "$PYJ" -c "import jax, jax.numpy as jnp; print(jnp.ones((1<<36,), dtype=jnp.float32).sum())"
+  judge jax-oom-huge gpu_out_of_memory_own_job
 fi
 run tf-missing -- "$PY" -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))"
 judge tf-missing tf_not_installed
