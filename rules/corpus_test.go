@@ -404,6 +404,7 @@ func accuracyReport(res []corpusResult, rec blindRecord) []byte {
 	p("| top-1 accuracy, held-out cases | **%.3f** (%d/%d, %d threads) |\n", ratio(heldRight, held), heldRight, held, len(heldThreads))
 	p("| committed minimum (all / held out) | %.2f / %.2f |\n\n", minCorpusAccuracy, minHeldOutAccuracy)
 	writeCalibration(p, res)
+	writeCalibrationByBatch(p, res, rec)
 	writeBlindSection(p, res, rec)
 
 	// Per label: recall over the cases labelled L; precision over the
@@ -654,39 +655,94 @@ func TestCorpusMeasure(t *testing.T) {
 	t.Log("\n" + b.String())
 }
 
+// calibration counts how explain put its answers and how often each kind
+// was right.
+type calibration struct {
+	n, right                  int // every case; top-1 right
+	decided, decidedRight     int // "Root cause:"
+	undecided, undecidedRight int // "Most likely root cause"
+	benign, benignRight, none int
+}
+
+func calibrate(res []corpusResult) calibration {
+	var c calibration
+	for _, r := range res {
+		c.n++
+		if r.right {
+			c.right++
+		}
+		switch {
+		case r.got == "none" || r.got == "error":
+			c.none++
+		case r.got == "benign_warning_only":
+			c.benign++
+			if r.right {
+				c.benignRight++
+			}
+		case r.undecided:
+			c.undecided++
+			if r.right {
+				c.undecidedRight++
+			}
+		default:
+			c.decided++
+			if r.right {
+				c.decidedRight++
+			}
+		}
+	}
+	return c
+}
+
 // writeCalibration: how far to trust the answer by how explain put it. A
 // root cause the log settles ("Root cause:") should almost never be wrong;
 // one named as the commonest reading of a symptom ("Most likely root
 // cause") is right less often, and says so.
 func writeCalibration(p func(string, ...any), res []corpusResult) {
-	var dn, dr, un, ur, none, benign, benignRight int
-	for _, r := range res {
-		switch {
-		case r.got == "none" || r.got == "error":
-			none++
-		case r.got == "benign_warning_only":
-			benign++
-			if r.right {
-				benignRight++
-			}
-		case r.undecided:
-			un++
-			if r.right {
-				ur++
-			}
-		default:
-			dn++
-			if r.right {
-				dr++
-			}
-		}
-	}
+	c := calibrate(res)
 	p("## How explain put it, and how often it was right\n\n")
 	p("| explain said | cases | right |\n| --- | ---: | ---: |\n")
-	p("| \"Root cause:\" (the log settles it) | %d | %.3f (%d) |\n", dn, ratio(dr, dn), dr)
-	p("| \"Most likely root cause\" (a symptom; it asks for what would decide) | %d | %.3f (%d) |\n", un, ratio(ur, un), ur)
-	p("| only harmless messages (`benign_warning_only`) | %d | %.3f (%d) |\n", benign, ratio(benignRight, benign), benignRight)
-	p("| nothing recognised (asks what to paste next) | %d | – |\n\n", none)
+	p("| \"Root cause:\" (the log settles it) | %d | %.3f (%d) |\n", c.decided, ratio(c.decidedRight, c.decided), c.decidedRight)
+	p("| \"Most likely root cause\" (a symptom; it asks for what would decide) | %d | %.3f (%d) |\n", c.undecided, ratio(c.undecidedRight, c.undecided), c.undecidedRight)
+	p("| only harmless messages (`benign_warning_only`) | %d | %.3f (%d) |\n", c.benign, ratio(c.benignRight, c.benign), c.benignRight)
+	p("| nothing recognised (asks what to paste next) | %d | – |\n\n", c.none)
+}
+
+// writeCalibrationByBatch: the same calibration per source of cases, so
+// that the newest field logs (the latest blind batches) show how far a
+// "Root cause:" can be trusted on logs like those the field sends now,
+// not only pooled over the whole corpus, most of which the signatures
+// were written from.
+func writeCalibrationByBatch(p func(string, ...any), res []corpusResult, rec blindRecord) {
+	if len(rec.Batches) == 0 {
+		return
+	}
+	p("### The same, per batch (as measured now)\n\n")
+	p("`cases.jsonl` is the corpus collected first; each blind batch joined it after its blind measurement.\n")
+	p("A batch's numbers here are today's signatures on it, not its blind measurement.\n\n")
+	p("| cases from | cases | top-1 | \"Root cause:\" | right | \"Most likely\" | right | harmless | nothing recognised |\n")
+	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	row := func(name string, sub []corpusResult) {
+		c := calibrate(sub)
+		p("| %s | %d | %.3f (%d) | %d | %.3f (%d) | %d | %.3f (%d) | %d | %d |\n", name, c.n, ratio(c.right, c.n), c.right,
+			c.decided, ratio(c.decidedRight, c.decided), c.decidedRight,
+			c.undecided, ratio(c.undecidedRight, c.undecided), c.undecidedRight, c.benign, c.none)
+	}
+	pick := func(batch string) []corpusResult {
+		var sub []corpusResult
+		for _, r := range res {
+			if r.c.batch == batch {
+				sub = append(sub, r)
+			}
+		}
+		return sub
+	}
+	row("`cases.jsonl`", pick(""))
+	for _, b := range rec.Batches {
+		row(b.Name, pick(b.Name))
+	}
+	row("all", res)
+	p("\n")
 }
 
 // hardWrap cuts every line longer than 80 bytes into pieces of 80 (on a
