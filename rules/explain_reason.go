@@ -98,15 +98,18 @@ the kernel module.`,
 	{
 		ID: "explain.gpu_memory_held", Title: "Out of memory: who holds the GPU's memory", Link: checks.LinkEnvironment, Phase: phaseFindings,
 		Causes: []string{"gpu_out_of_memory_other_process", "gpu_out_of_memory_own_job"},
-		Doc: `An out-of-memory failure is tied to another process when the paste shows the memory
-taken before the program allocated: TensorFlow's 'Free memory' far below 'Total
-memory', nvidia-smi rows with most memory used, PyTorch's 'Process N has X memory
-in use' for another process (PyTorch's arithmetic of total, free and what this
-process holds leaving gigabytes to others). It is the job's own when PyTorch's
-figures show this process holding nearly all the card (in a container PyTorch
-names its own process 'Process N' too: the row that covers what PyTorch allocated),
-or TensorFlow found nearly all the memory free when it started. Otherwise the
-bare message stays a symptom.`,
+		Doc: `An out-of-memory failure is tied to another process, decided, when the paste shows the
+memory taken by others: TensorFlow's 'Free memory' far below 'Total memory' when it
+opened the device, PyTorch 2.x's 'Process N has X memory in use' for another process.
+PyTorch 1.x's arithmetic (total, free and what this process holds leaving gigabytes
+over) and nvidia-smi rows with most memory used name another process only as the
+likelier reading (undecided): what lies outside the framework's allocator may be this
+process's own CUDA context and libraries, and nvidia-smi counts the job itself while it
+runs. It is the job's own, decided, when PyTorch's figures show this process holding
+nearly all the card (PyTorch 1.0-1.3's 'A already allocated; F free; C cached)' holds
+A + C; in a container PyTorch names its own process 'Process N' too: the row that
+covers what PyTorch allocated), or TensorFlow found nearly all the memory free when it
+started. Otherwise the bare message stays a symptom.`,
 		Run: reasonMemoryHeld,
 	},
 	{
@@ -730,6 +733,14 @@ func reasonMemoryHeld(st *explainState) {
 	}
 	var why string
 	var lines []lineRef
+	// proof: what the paste shows names memory another process holds
+	// (PyTorch 2.x's list of the other processes, TensorFlow's free memory
+	// when it opened the device). Without it, memory outside this job's
+	// allocator (total - free - what the framework holds, or nvidia-smi's
+	// memory column, which counts the job itself while it runs) may be
+	// this process's own CUDA context, kernels and libraries: another
+	// process is then the likelier reading, not a fact.
+	proof := false
 	// TensorFlow 1.x and PyTorch report free and total memory.
 	var total, free float64
 	var tf, ff hit
@@ -797,6 +808,14 @@ func reasonMemoryHeld(st *explainState) {
 		others := total - free - own
 		if others >= 1<<30 && others >= total/5 && !allocOnly {
 			why = fmt.Sprintf("of the GPU's %s, %s was free and this process held %s, so other processes held about %s", gibString(total), gibString(free), gibString(own), gibString(others))
+			// PyTorch 2.x names them (from NVML): that is the proof.
+			var named float64
+			for _, pid := range procOrder {
+				if pid != selfPid {
+					named += procs[pid]
+				}
+			}
+			proof = named >= 1<<30
 			lines = append(lines, quote(tf))
 			if ownLine.line != tf.line {
 				lines = append(lines, quote(ownLine))
@@ -843,6 +862,7 @@ func reasonMemoryHeld(st *explainState) {
 	// free figure in PyTorch's message is what is left at the failure.
 	if why == "" && total > 0 && free > 0 && free < total/2 && !ownOK && !torchLine {
 		why = fmt.Sprintf("only %s of %s was free when the program started", gibString(free), gibString(total))
+		proof = true
 		lines = append(lines, quote(tf))
 		if ff.line != tf.line {
 			lines = append(lines, quote(ff))
@@ -861,6 +881,7 @@ func reasonMemoryHeld(st *explainState) {
 		}
 		if held >= 1<<30 {
 			why = fmt.Sprintf("process %s held %s", strings.Join(pids, ", "), gibString(held))
+			proof = true
 			lines = append(lines, firstN(procLines, 3)...)
 		}
 	}
@@ -922,13 +943,21 @@ func reasonMemoryHeld(st *explainState) {
 	for _, d := range targets {
 		d.cause = "gpu_out_of_memory_other_process"
 		d.link = st.lib.linkOf(d.cause)
-		d.symptom = false
-		d.noFix = false
 		d.weight += 5
-		d.title = "The GPU ran out of memory: another process holds it"
-		d.detail = "Memory was already taken before this program allocated: " + why + ". Stop the other process or use a free GPU."
 		d.ev("memory_lines", lines)
 		d.reasons = append(d.reasons, "explain.gpu_memory_held")
+		if !proof {
+			// The likelier reading, asked to be confirmed: the signature's
+			// next step (nvidia-smi's process list) decides.
+			d.symptom, d.noFix = true, true
+			d.title = "The GPU ran out of memory: most likely another process holds part of it"
+			d.detail = "Memory outside what this program's framework holds was in use: " + why + ". That is most often another process (a second job, a forgotten notebook kernel, the desktop); it can also be this process's own CUDA context, kernels and libraries. nvidia-smi's process list (run while nothing of yours is running) shows who holds it; if nobody does, the job itself does not fit: reduce the batch size or the model."
+			continue
+		}
+		d.symptom = false
+		d.noFix = false
+		d.title = "The GPU ran out of memory: another process holds it"
+		d.detail = "Memory was already taken before this program allocated: " + why + ". Stop the other process or use a free GPU."
 	}
 }
 
@@ -1421,14 +1450,20 @@ func reasonSecureBoot(st *explainState) {
 func (st *explainState) torchOwnMemory(ln int) (float64, hit, bool) {
 	var best hit
 	found := false
-	for _, key := range []string{"self_mem", "torch_reserved"} {
+	for _, key := range []string{"self_mem", "torch_reserved", "torch_cached_extra"} {
 		for _, f := range st.factValues(key) {
 			if !found || (f.line == ln && best.line != ln) {
 				best, found = f, true
 			}
 		}
 		if found {
-			return bytesOf(best.values[key]), best, true
+			own := bytesOf(best.values[key])
+			if key == "torch_cached_extra" {
+				// PyTorch 1.0-1.3: 'cached' is what the allocator holds
+				// beyond what is allocated (amount_cached - amount_allocated).
+				own += bytesOf(best.values["torch_allocated_old"])
+			}
+			return own, best, true
 		}
 	}
 	return 0, hit{}, false
