@@ -61,6 +61,30 @@ E tensorflow/stream_executor/cuda/cuda_driver.cc:1002] failed to allocate 210.50
 `,
 		cause: "gpu_out_of_memory_other_process", decided: true,
 	},
+	// PyTorch's 'Found no NVIDIA driver' (torch/cuda/__init__.py
+	// _check_driver: the driver version CUDA reports is 0, which
+	// cudaDriverGetVersion returns when libcuda is absent) reads the same on
+	// a machine with no NVIDIA GPU at all: the line alone does not decide.
+	{
+		name:  "torch_no_driver_alone_is_undecided",
+		log:   "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name: "torch_no_driver_with_the_gpu_on_the_bus",
+		log: `$ lspci | grep -i nvidia
+01:00.0 VGA compatible controller: NVIDIA Corporation GA106 [GeForce RTX 3060] (rev a1)
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: true,
+	},
+	{
+		name: "torch_no_driver_on_apple_silicon",
+		log: `Platform: macOS-14.2.1-arm64-arm-64bit
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "no_nvidia_gpu", decided: true, noFix: []string{"install-driver"},
+	},
 }
 
 func TestCalibration(t *testing.T) {
