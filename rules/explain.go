@@ -912,9 +912,15 @@ func (st *explainState) finding(d *draft) checks.Finding {
 	if i := strings.IndexByte(check, '/'); i > 0 {
 		check = check[:i] // explain.ecc_count/gpu0 comes from explain.ecc_count
 	}
+	title := fill(d.title, d.values)
+	// A failure names whose message it is; a harmless notice needs not
+	// (the benign summary joins their titles).
+	if fw, _ := ev["framework"].(string); fw != "" && !d.benign {
+		title = titleWithFramework(fw, title)
+	}
 	return checks.Finding{
 		ID: d.id, Check: check, Cause: d.cause, Severity: d.severity, Link: d.link,
-		Title: fill(d.title, d.values), Detail: detail, Evidence: ev, Fixes: fixes,
+		Title: title, Detail: detail, Evidence: ev, Fixes: fixes,
 	}
 }
 

@@ -3,6 +3,7 @@ package rules
 import (
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/tfdoctor/doctor/checks"
 )
@@ -126,4 +127,58 @@ func fixesFor(fw string, fixes []checks.Fix) []checks.Fix {
 		out = append(out, f)
 	}
 	return out
+}
+
+// frameworkNames are the frameworks as a title names them.
+var frameworkNames = map[string]string{
+	FrameworkTensorFlow: "TensorFlow", "pytorch": "PyTorch", "jax": "JAX", "paddle": "PaddlePaddle",
+	"opencv": "OpenCV", "cupy": "CuPy", "onnxruntime": "ONNX Runtime", "mxnet": "MXNet",
+}
+
+// frameworkWords are what a title already naming the framework contains.
+var frameworkWords = map[string][]string{
+	FrameworkTensorFlow: {"tensorflow", "keras", "xla"}, "pytorch": {"torch"}, "jax": {"jax"},
+	"paddle": {"paddle"}, "opencv": {"opencv"}, "cupy": {"cupy"}, "onnxruntime": {"onnx"}, "mxnet": {"mxnet"},
+}
+
+// properNouns keep their capital after a framework's name.
+var properNouns = map[string]bool{
+	"Windows": true, "Linux": true, "Python": true, "Docker": true, "Slurm": true, "Kubernetes": true,
+	"Microsoft": true, "Jupyter": true, "Ubuntu": true, "Debian": true, "Fedora": true, "Apple": true,
+	"Intel": true, "Colab": true, "Kaggle": true, "Conda": true, "Anaconda": true,
+}
+
+// titleLeadRE is a title that already says whose message it is: a name
+// and a colon ('vLLM: ...').
+var titleLeadRE = regexp.MustCompile(`^[\w.+-]+(?: [\w.+-]+)?: `)
+
+// titleWithFramework names the framework whose message a finding is at the
+// head of its title ('PyTorch: the GPU ran out of memory'), unless the
+// title already names it or says whose message it is.
+func titleWithFramework(fw, title string) string {
+	name := frameworkNames[fw]
+	if name == "" || title == "" || titleLeadRE.MatchString(title) {
+		return title
+	}
+	low := strings.ToLower(title)
+	for _, w := range frameworkWords[fw] {
+		if strings.Contains(low, w) {
+			return title
+		}
+	}
+	// Lower the first letter of an ordinary word ('The' -> 'the', 'A' ->
+	// 'a'), not of a name or an acronym ('CUDA', 'TensorRT', 'Windows').
+	first, _, _ := strings.Cut(title, " ")
+	r := []rune(title)
+	word := unicode.IsUpper(r[0]) && !properNouns[first]
+	for _, c := range []rune(first)[1:] {
+		if !unicode.IsLower(c) {
+			word = false
+			break
+		}
+	}
+	if word {
+		r[0] = unicode.ToLower(r[0])
+	}
+	return name + ": " + string(r)
 }

@@ -217,3 +217,29 @@ func TestNewLabels(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
 	}
 }
+
+// TestTitleNamesTheFramework: a failure's title says whose message it is
+// where its evidence is one framework's, unless it already does; a name
+// or an acronym keeps its case.
+func TestTitleNamesTheFramework(t *testing.T) {
+	for _, c := range []struct{ fw, in, want string }{
+		{"pytorch", "The GPU ran out of memory", "PyTorch: the GPU ran out of memory"},
+		{"tensorflow", "TensorRT not found", "TensorFlow: TensorRT not found"},
+		{"jax", "CUDA found no usable GPU (CUDA_ERROR_NO_DEVICE)", "JAX: CUDA found no usable GPU (CUDA_ERROR_NO_DEVICE)"},
+		{"pytorch", "vLLM: the model's context does not fit", "vLLM: the model's context does not fit"},
+		{"pytorch", "PyTorch is a CPU-only build", "PyTorch is a CPU-only build"},
+		{"pytorch", "The installed torch has no kernels for this GPU", "The installed torch has no kernels for this GPU"},
+		{"onnxruntime", "cuDNN could not start", "ONNX Runtime: cuDNN could not start"},
+		{"other", "A source build failed", "A source build failed"},
+		{"tensorflow", "A stub libcuda was loaded", "TensorFlow: a stub libcuda was loaded"},
+		{"onnxruntime", "Windows could not load a DLL", "ONNX Runtime: Windows could not load a DLL"},
+	} {
+		if got := titleWithFramework(c.fw, c.in); got != c.want {
+			t.Errorf("%s %q: %q, want %q", c.fw, c.in, got, c.want)
+		}
+	}
+	r := ExplainText("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n")
+	if r.RootCause == nil || r.RootCause.Title != "PyTorch: the GPU ran out of memory" {
+		t.Errorf("a PyTorch OOM's root cause title: %+v", r.RootCause)
+	}
+}
