@@ -210,6 +210,18 @@ RuntimeError: No CUDA GPUs are available
 		log:   "ResourceExhaustedError: Out of memory error on GPU 0. Cannot allocate 1.500000GB memory on GPU 0, 10.200000GB memory has been allocated and available memory is only 500.000000MB.\n",
 		cause: "gpu_out_of_memory_own_job", decided: false,
 	},
+	{
+		// A Mac with Apple silicon has no NVIDIA GPU: not a CPU-only wheel
+		// to replace.
+		name:  "torch_not_compiled_with_cuda_on_an_apple_silicon_mac",
+		log:   "AssertionError: Torch not compiled with CUDA enabled\nOS: macOS 14.2.1 (arm64)\n",
+		cause: "no_nvidia_gpu", decided: true, noFix: []string{"framework-gpu-build"},
+	},
+	{
+		name:  "torch_not_compiled_with_cuda_elsewhere",
+		log:   "AssertionError: Torch not compiled with CUDA enabled\n",
+		cause: "framework_cpu_only_build", decided: true,
+	},
 }
 
 func TestNewLabels(t *testing.T) {
