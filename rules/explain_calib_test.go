@@ -85,6 +85,51 @@ RuntimeError: Found no NVIDIA driver on your system. Please check that you have 
 `,
 		cause: "no_nvidia_gpu", decided: true, noFix: []string{"install-driver"},
 	},
+	// The CUDA runtime's error 35 (cudaErrorInsufficientDriver) reads the
+	// driver's CUDA version, which is 0 where no driver is installed
+	// (cudaDriverGetVersion): a machine without the driver or without an
+	// NVIDIA GPU gets the same line. Only the driver's version decides.
+	{
+		name: "error_35_alone_is_undecided",
+		log: `cudaGetDeviceCount returned 35
+-> CUDA driver version is insufficient for CUDA runtime version
+Result = FAIL
+`,
+		cause: "driver_too_old_for_cuda", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name:  "error_35_named_by_its_constant_is_undecided",
+		log:   "jcuda.CudaException: cudaErrorInsufficientDriver\n",
+		cause: "driver_too_old_for_cuda", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name: "error_35_with_nvidia_smi_decides",
+		log: `| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |
+RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	{
+		name: "error_35_with_device_query_versions_decides",
+		log: `  CUDA Driver Version / Runtime Version          10.1 / 11.2
+cudaGetDeviceCount returned 35
+-> CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	{
+		name:  "torch_found_version_stays_decided",
+		log:   "RuntimeError: The NVIDIA driver on your system is too old (found version 10010). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx\n",
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	{
+		name: "error_35_on_apple_silicon",
+		log: `Darwin mbp.local 23.1.0 Darwin Kernel Version 23.1.0: root:xnu-10002.41.9~6/RELEASE_ARM64_T6000 arm64
+cudaGetDeviceCount returned 35
+-> CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "no_nvidia_gpu", decided: true, noFix: []string{"install-driver"},
+	},
 }
 
 func TestCalibration(t *testing.T) {
