@@ -130,6 +130,21 @@ cudaGetDeviceCount returned 35
 `,
 		cause: "no_nvidia_gpu", decided: true, noFix: []string{"install-driver"},
 	},
+	// CUDA's 'unknown error' at initialisation (CUDA_ERROR_UNKNOWN, runtime
+	// error 30 or 999) names no cause: a VM or instance with no NVIDIA GPU
+	// gets it too. With a working driver shown it is the cuInit failure.
+	{
+		name:  "cuda_unknown_error_alone_is_undecided",
+		log:   "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1501971235237/work/pytorch-0.1.12/torch/lib/THC/THCGeneral.c line=66 error=30 : unknown error\n",
+		cause: "cuinit_unknown_error", decided: false, noFix: []string{"load-nvidia-uvm", "reboot"},
+	},
+	{
+		name: "cuda_unknown_error_with_the_driver_up_decides",
+		log: `| NVIDIA-SMI 535.183.01             Driver Version: 535.183.01   CUDA Version: 12.2     |
+RuntimeError: CUDA error: unknown error
+`,
+		cause: "cuinit_unknown_error", decided: true,
+	},
 }
 
 func TestCalibration(t *testing.T) {
