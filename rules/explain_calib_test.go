@@ -145,6 +145,43 @@ RuntimeError: CUDA error: unknown error
 `,
 		cause: "cuinit_unknown_error", decided: true,
 	},
+	// nvidia_uvm loads on top of the nvidia module: 'Could not load UVM
+	// kernel module' (nvidia-docker 1's LoadUVM, nvidia-modprobe -u failing)
+	// reads the same when the nvidia module itself is not built for the
+	// running kernel. Decided only with the nvidia module shown loaded.
+	{
+		name:  "uvm_load_failure_alone_is_undecided",
+		log:   "nvidia-docker | 2017/03/02 10:11:12 Error: Could not load UVM kernel module. Is nvidia-modprobe installed?\n",
+		cause: "uvm_module_missing", decided: false, noFix: []string{"load-nvidia-uvm"},
+	},
+	{
+		name: "uvm_load_failure_with_the_nvidia_module_loaded",
+		log: `$ lsmod | grep nvidia
+nvidia              35323904  0
+$ sudo modprobe nvidia-uvm
+modprobe: FATAL: Module nvidia-uvm not found in directory /lib/modules/5.4.0-150-generic
+`,
+		cause: "uvm_module_missing", decided: true,
+	},
+	{
+		name: "uvm_load_failure_after_the_module_was_not_built",
+		log: `$ sudo modprobe nvidia
+modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.15.0-1051-aws
+nvidia-docker | 2023/05/02 10:11:12 Error: Could not load UVM kernel module. Is nvidia-modprobe installed?
+`,
+		cause: "kernel_module_not_built", decided: true,
+	},
+	{
+		// nvidia-container-cli's debug log: nvidia itself failed first, so
+		// the uvm failure after it is no proof of a missing nvidia_uvm.
+		name: "nvc_uvm_failure_after_nvidia_failed_is_undecided",
+		log: `I0522 15:58:24.941125 20853 nvc.c:211] loading kernel module nvidia
+E0522 15:58:24.941200 20853 nvc.c:213] could not load kernel module nvidia
+I0522 15:58:24.941203 20853 nvc.c:211] loading kernel module nvidia_uvm
+E0522 15:58:24.941301 20853 nvc.c:213] could not load kernel module nvidia_uvm
+`,
+		cause: "uvm_module_missing", decided: false,
+	},
 }
 
 func TestCalibration(t *testing.T) {

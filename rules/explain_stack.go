@@ -28,6 +28,16 @@ nothing else does.`,
 		Run: reasonWSLSMIVersions,
 	},
 	{
+		ID: "explain.nvc_nvidia_loaded", Title: "nvidia-container-cli's debug log loads the nvidia module", Link: checks.LinkKernel, Phase: phaseHits,
+		Causes: []string{"uvm_module_missing"},
+		Doc: `libnvidia-container (nvc.c) logs 'loading kernel module nvidia' and, only when that
+fails, 'could not load kernel module nvidia'; then the same for nvidia_uvm and
+nvidia_modeset. A debug log that loads nvidia without that error shows the nvidia module
+loaded, so a failure to load nvidia_uvm after it is nvidia_uvm's own (context
+nvidia_module_loaded, which decides kernel.uvm_missing).`,
+		Run: reasonNVCNvidiaLoaded,
+	},
+	{
 		ID: "explain.nouveau_without_nvidia", Title: "nouveau drives the GPU because no NVIDIA driver is installed", Link: checks.LinkKernel, Phase: phaseFindings,
 		Causes: []string{"driver_missing"},
 		Doc: `nouveau holding the GPU is a conflict only when an NVIDIA driver is installed to take
@@ -310,6 +320,21 @@ func reasonWSLSMIVersions(st *explainState) {
 			}
 		}
 		return
+	}
+}
+
+// reasonNVCNvidiaLoaded marks the nvidia module loaded where
+// nvidia-container-cli's debug log loads it without an error.
+func reasonNVCNvidiaLoaded(st *explainState) {
+	loading := st.contexts["nvc_loading_nvidia"]
+	if len(loading) == 0 || st.has("nvc_nvidia_failed") {
+		return
+	}
+	st.contexts["nvidia_module_loaded"] = append(st.contexts["nvidia_module_loaded"], loading[0])
+	for _, d := range st.drafts {
+		if d.sig != nil && d.sig.Contexts["nvidia_module_loaded"].Decide {
+			d.reasons = append(d.reasons, "explain.nvc_nvidia_loaded")
+		}
 	}
 }
 
