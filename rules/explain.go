@@ -514,6 +514,11 @@ func (st *explainState) resolve(d *draft) {
 			d.noFix = false
 		}
 	}
+	// A broad finding stays a symptom without a fix whatever a value or
+	// a context changes (Signature.Tier).
+	if s.Tier == TierBroad {
+		defer func() { d.symptom, d.noFix = true, true }()
+	}
 	if s.By != nil {
 		v := strings.ToLower(d.values[s.By.Value])
 		if o, ok := s.By.Cases[v]; ok {

@@ -33,6 +33,9 @@ func TestBroadFindingIsUndecided(t *testing.T) {
 		{"ModuleNotFoundError: No module named 'tensorflow_gpu'\n", "tf_not_installed", "broad.module_not_found"},
 		{"[upscaler] error: cannot find cublasLt64_12.dll\n", "libcublas_missing", "broad.cuda_library_unloadable"},
 		{"RuntimeError: failed to load libnvrtc.so.12\n", "framework_import_failed", "broad.cuda_library_unloadable"},
+		// A context picks the most likely label; it never decides a
+		// broad finding (nor gives it a fix).
+		{"$ docker run --rm -it renderer:latest\n[renderer] Error: found 0 CUDA devices\n", "container_runtime_no_gpu", "broad.no_cuda_device"},
 	} {
 		r, err := Explain(strings.NewReader(c.log), ExplainOptions{})
 		if err != nil {
@@ -155,10 +158,11 @@ func TestLibraryRejectsBadBroadSignatures(t *testing.T) {
 	base := `"id": "x.broad", "tier": "broad", "title": "t", "doc": "d", "cause": "disk_full", "severity": "error", "keywords": ["disk"], "patterns": ["disk full"], "sources": ["s"], "examples": ["disk full"]`
 	good := `{` + base + `, "symptom": true, "next": ["df -h"]}`
 	for name, sig := range map[string]string{
-		"not a symptom": `{` + base + `, "next": ["df -h"]}`,
-		"no next":       `{` + base + `, "symptom": true}`,
-		"a context":     `{` + base + `, "symptom": true, "next": ["df -h"], "contexts": {"x": {"cause": "disk_full"}}}`,
-		"unknown tier":  strings.Replace(good, `"tier": "broad"`, `"tier": "wide"`, 1),
+		"not a symptom":      `{` + base + `, "next": ["df -h"]}`,
+		"no next":            `{` + base + `, "symptom": true}`,
+		"a deciding context": `{` + base + `, "symptom": true, "next": ["df -h"], "contexts": {"x": {"cause": "disk_full", "decide": true}}}`,
+		"a context's link":   `{` + base + `, "symptom": true, "next": ["df -h"], "contexts": {"x": {"cause": "disk_full", "link": "driver"}}}`,
+		"unknown tier":       strings.Replace(good, `"tier": "broad"`, `"tier": "wide"`, 1),
 	} {
 		fsys := fstest.MapFS{
 			"signatures/causes.json": {Data: causes},

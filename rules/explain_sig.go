@@ -113,8 +113,10 @@ type Signature struct {
 	// wording must contain ("driver" with "too old|insufficient|update"
 	// and a CUDA word on an error line), so it knows what the family
 	// means but not which of its causes this log shows. Its finding is
-	// always a symptom (decided false, "Most likely root cause", asking
-	// for what would decide) and it answers only when nothing else does:
+	// always a symptom without a fix (decided false, "Most likely root
+	// cause", asking for what would decide; a value case or a context
+	// may change its label, never decide it) and it answers only when
+	// nothing else does:
 	// explainHits sets broad findings aside and keeps them only when no
 	// other signature or reasoner reported an error or a warning.
 	// Harmless notices do not count (a real error next to them is still
@@ -392,22 +394,25 @@ func (l *library) validate() []string {
 		case "":
 		case TierBroad:
 			// A broad finding never decides: it is a symptom that says
-			// what would decide, and it carries no context, value case
-			// or condition that could name a cause as if decided.
+			// what would decide. A value case (the library a line
+			// names) or a context (a container, WSL) may pick its most
+			// likely label, never decide it: resolve keeps a broad
+			// finding a symptom without a fix whatever overrides it.
 			if s.Kind != KindFinding || !s.Symptom || len(s.Next) == 0 || s.Benign {
 				bad("%s: a broad signature is a finding, a symptom, not benign, and says what would decide (next)", where)
 			}
-			// A context decides a cause (resolve drops the symptom):
-			// a broad signature has none. Value cases (the library a
-			// line names) may pick the label, never decide it.
-			if len(s.Contexts) > 0 {
-				bad("%s: a broad signature has no contexts", where)
-			}
+			overrides := map[string]Override{}
 			if s.By != nil {
 				for k, o := range s.By.Cases {
-					if o.Link != "" || o.Benign {
-						bad("%s: a broad signature's value case %q may only change the cause", where, k)
-					}
+					overrides["value case "+k] = o
+				}
+			}
+			for k, o := range s.Contexts {
+				overrides["context "+k] = o
+			}
+			for k, o := range overrides {
+				if o.Link != "" || o.Benign || o.Decide || o.Severity != "" {
+					bad("%s: a broad signature's %s may only change the cause and the words", where, k)
 				}
 			}
 		default:
