@@ -182,6 +182,32 @@ E0522 15:58:24.941301 20853 nvc.c:213] could not load kernel module nvidia_uvm
 `,
 		cause: "uvm_module_missing", decided: false,
 	},
+	// 'Built with CUDA: False' is printed by scripts for TensorFlow and
+	// PyTorch alike: the framework it names decides whose build it is.
+	{
+		name:  "pytorch_built_with_cuda_false_is_pytorchs",
+		log:   "PyTorch built with CUDA:         False\nPyTorch detects CUDA available:  False\n",
+		cause: "framework_cpu_only_build", decided: true, notCause: []string{"tf_cpu_only_build_installed"}, noFix: []string{"pip-install-tensorflow"},
+	},
+	{
+		name:  "bare_built_with_cuda_false_is_undecided",
+		log:   "Built with CUDA: False\n",
+		cause: "tf_cpu_only_build_installed", decided: false,
+	},
+	// bitsandbytes loads its CPU library whenever its CUDA setup finds no
+	// usable CUDA (no GPU, a CPU-only PyTorch): not proof of a CPU wheel.
+	{
+		name:  "bitsandbytes_cpu_library_alone_is_undecided",
+		log:   "UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit multiplication, and GPU quantization are unavailable.\n",
+		cause: "framework_cpu_only_build", decided: false,
+	},
+	{
+		name: "bitsandbytes_cpu_library_on_apple_silicon",
+		log: `Chip: Apple M3
+UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit multiplication, and GPU quantization are unavailable.
+`,
+		cause: "no_nvidia_gpu", decided: true,
+	},
 }
 
 func TestCalibration(t *testing.T) {
