@@ -208,6 +208,33 @@ UserWarning: The installed version of bitsandbytes was compiled without GPU supp
 `,
 		cause: "no_nvidia_gpu", decided: true,
 	},
+	// cuDNN's and cuBLAS's generic handle statuses name no cause: memory
+	// taken first is the commonest, a missing or mismatched library ends
+	// the same way. cuDNN's own version status decides.
+	{
+		name:  "cudnn_handle_internal_error_is_undecided",
+		log:   "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:439] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n",
+		cause: "gpu_memory_preallocation", decided: false,
+	},
+	{
+		name:  "cudnn_handle_version_mismatch_decides",
+		log:   "E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_VERSION_MISMATCH\n",
+		cause: "cudnn_version_mismatch", decided: true,
+	},
+	// 'No module named X' does not say whether X is missing everywhere or
+	// installed in another environment than the one that ran.
+	{
+		name:  "no_module_named_alone_is_undecided",
+		log:   "ModuleNotFoundError: No module named 'cupy'\n",
+		cause: "framework_not_installed", decided: false,
+	},
+	{
+		name: "no_module_named_in_a_notebook_is_undecided",
+		log: `/home/me/miniconda3/envs/ml/lib/python3.10/site-packages/ipykernel_launcher.py
+ModuleNotFoundError: No module named 'torch'
+`,
+		cause: "jupyter_kernel_wrong_env", decided: false,
+	},
 }
 
 func TestCalibration(t *testing.T) {
