@@ -222,6 +222,13 @@ RuntimeError: No CUDA GPUs are available
 		log:   "AssertionError: Torch not compiled with CUDA enabled\n",
 		cause: "framework_cpu_only_build", decided: true,
 	},
+	{
+		// nvidia-modprobe listed the PCI bus and found no NVIDIA device:
+		// the CUDA error after it is its consequence.
+		name:  "nvidia_modprobe_found_no_nvidia_device",
+		log:   "NVIDIA: no NVIDIA devices found\ncudaGetDeviceCount returned 30\n-> unknown error\n",
+		cause: "no_nvidia_gpu", decided: true, noFix: []string{"install-driver"},
+	},
 }
 
 func TestNewLabels(t *testing.T) {
