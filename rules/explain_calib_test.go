@@ -235,6 +235,40 @@ ModuleNotFoundError: No module named 'torch'
 `,
 		cause: "jupyter_kernel_wrong_env", decided: false,
 	},
+	// Every wording of 'libcuda could not be loaded' or 'the kernel driver
+	// is not running' reads the same on a machine with no NVIDIA GPU.
+	{
+		name:  "numba_driver_library_not_found_is_undecided",
+		log:   "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: CUDA driver library cannot be found.\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name:  "cudnn_needing_libcuda_is_undecided",
+		log:   "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name:  "singularity_without_nvidia_libraries_is_undecided",
+		log:   "WARNING: Could not find any nv files on this host!\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name:  "tf_kernel_driver_not_running_is_undecided",
+		log:   "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] kernel driver does not appear to be running on this host (ip-10-0-0-12): /proc/driver/nvidia/version does not exist\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name: "tf_kernel_driver_not_running_with_the_gpu_on_the_bus",
+		log: `00:1e.0 3D controller: NVIDIA Corporation TU104GL [Tesla T4] (rev a1)
+I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] kernel driver does not appear to be running on this host (ip-10-0-0-12): /proc/driver/nvidia/version does not exist
+`,
+		cause: "driver_missing", decided: true,
+	},
+	{
+		name:  "no_module_named_tensorflow_is_undecided",
+		log:   "ModuleNotFoundError: No module named 'tensorflow'\n",
+		cause: "tf_not_installed", decided: false,
+	},
 }
 
 func TestCalibration(t *testing.T) {
