@@ -506,6 +506,9 @@ func (st *explainState) resolve(d *draft) {
 		if o.Note != "" {
 			d.notes = append(d.notes, o.Note)
 		}
+		if len(o.Next) > 0 {
+			d.next = o.Next
+		}
 		if o.Framework != "" {
 			d.framework = o.Framework
 		}

@@ -350,3 +350,24 @@ func checkJudgment(t *testing.T, c judgmentCase) {
 		}
 	}
 }
+
+// TestContextReplacesAskFor: a context's override replaces what explain
+// asks for, so a Windows paste is not asked for lsmod and dkms.
+func TestContextReplacesAskFor(t *testing.T) {
+	r := explainFile(t, "testdata/explain/logs/driver_missing/windows_smi_cannot_communicate.log")
+	if r.RootCause == nil || r.RootCause.Cause != "driver_missing" {
+		t.Fatalf("root cause %+v, want driver_missing", r.RootCause)
+	}
+	for _, f := range r.Findings {
+		if f.ID != r.RootCause.ID {
+			continue
+		}
+		ask, _ := f.Evidence["ask_for"].([]string)
+		joined := strings.Join(ask, " ; ")
+		if !strings.Contains(joined, "Device Manager") || strings.Contains(joined, "lsmod") || strings.Contains(joined, "dkms") {
+			t.Errorf("ask_for %q: want the Windows questions only", joined)
+		}
+		return
+	}
+	t.Fatal("root cause finding not in findings")
+}

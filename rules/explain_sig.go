@@ -56,6 +56,9 @@ type Override struct {
 	Detail string `json:"detail,omitempty"`
 	// Note is added to the finding's detail.
 	Note string `json:"note,omitempty"`
+	// Next replaces what to paste next (a platform without the
+	// signature's commands: no lsmod on Windows).
+	Next []string `json:"next,omitempty"`
 	// Framework is whose message this case is (see Signature.Framework).
 	Framework string `json:"framework,omitempty"`
 	// NotBenign makes a harmless message a finding in this context (nvcc
