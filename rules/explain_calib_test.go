@@ -269,6 +269,14 @@ I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] kernel driver does no
 		log:   "ModuleNotFoundError: No module named 'tensorflow'\n",
 		cause: "tf_not_installed", decided: false,
 	},
+	// PyTorch 2.x in a container: NVML's PIDs are not this process's, so
+	// its own row is a 'Process N' and no 'this process has' is printed.
+	// One named process may be the job itself: no proof of another.
+	{
+		name:  "torch_2_oom_only_unidentified_process_rows_are_no_proof",
+		log:   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 14.75 GiB of which 3.06 MiB is free. Process 4821 has 14.74 GiB memory in use.\n",
+		cause: "gpu_out_of_memory_other_process", decided: false,
+	},
 }
 
 func TestCalibration(t *testing.T) {

@@ -815,7 +815,7 @@ func reasonMemoryHeld(st *explainState) {
 					named += procs[pid]
 				}
 			}
-			proof = named >= 1<<30
+			proof = named >= 1<<30 && (ownOK || selfPid != "")
 			lines = append(lines, quote(tf))
 			if ownLine.line != tf.line {
 				lines = append(lines, quote(ownLine))
@@ -881,7 +881,13 @@ func reasonMemoryHeld(st *explainState) {
 		}
 		if held >= 1<<30 {
 			why = fmt.Sprintf("process %s held %s", strings.Join(pids, ", "), gibString(held))
-			proof = true
+			// PyTorch lists every process NVML sees on the GPU and calls
+			// its own 'this process' only when it finds its PID there; in
+			// a container (another PID namespace) its own row is a
+			// 'Process N' too. The rows prove other processes only when
+			// this one is identified (its own line, or the row covering
+			// what PyTorch allocated).
+			proof = ownOK || selfPid != ""
 			lines = append(lines, firstN(procLines, 3)...)
 		}
 	}
