@@ -58,6 +58,9 @@ func TestLibraryRejectsBadSignatures(t *testing.T) {
 		"unknown field":       `{"id": "x.a", "titel": "t", "doc": "d", "cause": "disk_full", "severity": "error", "keywords": ["a"], "patterns": ["a"], "examples": ["a"]}`,
 		"duplicate ID":        good,
 		"bad case cause":      `{"id": "x.a", "title": "t", "doc": "d", "cause": "disk_full", "severity": "error", "keywords": ["a"], "patterns": ["(?P<v>a)"], "examples": ["a"], "by": {"value": "v", "cases": {"a": {"cause": "nope"}}}}`,
+		// Only a context decides: a value case naming decide is an edit
+		// that would silently do nothing.
+		"decide in a case": `{"id": "x.a", "title": "t", "doc": "d", "cause": "disk_full", "severity": "error", "keywords": ["a"], "patterns": ["(?P<v>a)"], "examples": ["a"], "by": {"value": "v", "cases": {"a": {"decide": true}}}}`,
 	}
 	for name, bad := range cases {
 		t.Run(name, func(t *testing.T) {
