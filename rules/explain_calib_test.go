@@ -277,6 +277,25 @@ I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] kernel driver does no
 		log:   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 14.75 GiB of which 3.06 MiB is free. Process 4821 has 14.74 GiB memory in use.\n",
 		cause: "gpu_out_of_memory_other_process", decided: false,
 	},
+	// Secure Boot on and the module not loaded: the likeliest reading, not
+	// proof (a signed module loads; one not built for the kernel fails the
+	// same). The kernel's key rejection decides.
+	{
+		name: "secure_boot_enabled_and_no_driver_is_undecided",
+		log: `$ mokutil --sb-state
+SecureBoot enabled
+$ nvidia-smi
+NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.
+`,
+		cause: "secure_boot_unsigned_module", decided: false,
+	},
+	{
+		name: "secure_boot_key_rejected_decides",
+		log: `SecureBoot enabled
+modprobe: ERROR: could not insert 'nvidia': Key was rejected by service
+`,
+		cause: "secure_boot_unsigned_module", decided: true,
+	},
 }
 
 func TestCalibration(t *testing.T) {

@@ -228,7 +228,9 @@ other's files.`,
 		Doc: `When the paste shows Secure Boot enabled (mokutil --sb-state) and the NVIDIA module not
 loaded (nvidia-smi cannot reach the driver, the installer or modprobe failed) with no
 more specific reason, the unsigned module being refused is the likely cause, as the
-live check concludes.`,
+live check concludes: named as the most likely cause, undecided (a signed module loads
+under Secure Boot, and one not built for the running kernel fails the same way); the
+kernel log's 'Key was rejected by service' decides it.`,
 		Run: reasonSecureBoot,
 	},
 	{
@@ -1443,8 +1445,13 @@ func reasonSecureBoot(st *explainState) {
 		}
 		d.cause = "secure_boot_unsigned_module"
 		d.link = st.lib.linkOf(d.cause)
-		d.symptom = false
-		d.note("Secure Boot is enabled on this machine, so an unsigned NVIDIA module is refused at load; the kernel log ('Key was rejected by service', 'Loading of unsigned module is rejected') confirms it.")
+		// The likelier reading, not a verdict: a signed module (a
+		// distribution's prebuilt one, a DKMS build signed with an enrolled
+		// MOK key) loads under Secure Boot, and a module not built for the
+		// running kernel fails the same way. The kernel log decides
+		// (kernel.module_signature_rejected).
+		d.symptom, d.noFix = true, true
+		d.note("Secure Boot is enabled on this machine, so an unsigned NVIDIA module would be refused at load; the kernel log ('Key was rejected by service', 'Loading of unsigned module is rejected') confirms it, and a module that is signed or was not built for this kernel reads the same without it.")
 		d.ev("secure_boot_line", quote(f))
 		d.reasons = append(d.reasons, "explain.secure_boot_state")
 	}
