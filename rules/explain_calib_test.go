@@ -258,11 +258,13 @@ ModuleNotFoundError: No module named 'torch'
 		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
 	},
 	{
-		name: "tf_kernel_driver_not_running_with_the_gpu_on_the_bus",
+		// The GPU on the bus does not say which of the module's failures
+		// this is (not installed, not built for the kernel, refused).
+		name: "tf_kernel_driver_not_running_with_the_gpu_on_the_bus_stays_undecided",
 		log: `00:1e.0 3D controller: NVIDIA Corporation TU104GL [Tesla T4] (rev a1)
 I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] kernel driver does not appear to be running on this host (ip-10-0-0-12): /proc/driver/nvidia/version does not exist
 `,
-		cause: "driver_missing", decided: true,
+		cause: "driver_missing", decided: false,
 	},
 	{
 		name:  "no_module_named_tensorflow_is_undecided",
