@@ -322,13 +322,16 @@ type factHit = hit
 
 // explainState is what one explanation knows.
 type explainState struct {
-	lib      *library
-	drafts   []*draft
-	byKey    map[string]*draft
-	facts    []factHit
-	contexts map[string][]lineRef
-	success  []hit
-	extra    map[*Signature]int
+	lib *library
+	// broadOnly: the findings are the broad tier's (explainHits), which
+	// gives one answer (oneBroadAnswer).
+	broadOnly bool
+	drafts    []*draft
+	byKey     map[string]*draft
+	facts     []factHit
+	contexts  map[string][]lineRef
+	success   []hit
+	extra     map[*Signature]int
 }
 
 func (st *explainState) has(ctx string) bool { return len(st.contexts[ctx]) > 0 }
@@ -649,9 +652,13 @@ func explainHits(lib *library, hits []hit, extra map[*Signature]int, version str
 			known[h.line] = true
 		}
 	}
+	ipython := st.has("py_ipython_frame")
 	for _, h := range findingHits {
 		if h.sig.Tier == TierBroad {
 			if in, ok := frames[h.line-1]; known[h.line] || (ok && indentOf(h.text) > in) {
+				continue
+			}
+			if notAMessage(h.text, ipython) {
 				continue
 			}
 		}
@@ -697,7 +704,19 @@ func explainHits(lib *library, hits []hit, extra map[*Signature]int, version str
 		}
 	}
 	if !st.failing() {
+		// A paste that shows the GPU working (a device listed, a True
+		// answer) contradicts the families that say it cannot work.
+		if len(st.success) > 0 {
+			keep := broad[:0]
+			for _, d := range broad {
+				if !broadContradictedByUse[d.sig.ID] {
+					keep = append(keep, d)
+				}
+			}
+			broad = keep
+		}
 		st.drafts = append(st.drafts, broad...)
+		st.broadOnly = len(broad) > 0
 	}
 	rep := st.report()
 	rep.Tool = host.Tool{Name: "doctor", Version: version}
@@ -736,11 +755,13 @@ func (st *explainState) report() *Report {
 	seen := map[string]int{}
 	hasBenign := false
 	symptoms := map[string]bool{}
+	ids := make([]string, 0, len(ds))
 	for _, d := range ds {
 		f := st.finding(d)
 		if n := seen[f.ID]; n > 0 {
 			f.ID = fmt.Sprintf("%s#%d", f.ID, n+1)
 		}
+		ids = append(ids, f.ID)
 		seen[d.id]++
 		if d.symptom {
 			symptoms[f.ID] = true
@@ -764,13 +785,16 @@ func (st *explainState) report() *Report {
 		f := st.benignFinding()
 		findings = append(findings, f)
 		benignRoot = &f
-	case len(st.success) == 0 && len(st.facts) == 0 && len(ds) == 0:
+	case len(st.success) == 0 && !st.recognisedOutput() && len(ds) == 0:
 		findings = append(findings, st.unrecognisedFinding())
 	case len(st.success) == 0:
 		findings = append(findings, st.nothingWrongFinding())
 	}
 	r := Assemble(findings)
 	foldSymptoms(r, symptoms)
+	if st.broadOnly {
+		oneBroadAnswer(r, ds, ids)
+	}
 	if benignRoot != nil {
 		r.RootCause = &RootCause{ID: benignRoot.ID, Cause: benignRoot.Cause, Title: benignRoot.Title}
 	}
