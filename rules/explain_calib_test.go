@@ -298,6 +298,24 @@ modprobe: ERROR: could not insert 'nvidia': Key was rejected by service
 `,
 		cause: "secure_boot_unsigned_module", decided: true,
 	},
+	// The driver shown runs the CUDA the build needs: error 35 did not come
+	// from this driver being too old (the runtime did not reach it).
+	{
+		name: "error_35_with_a_driver_new_enough_is_undecided",
+		log: `| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |
+CUDA used to build PyTorch: 11.8
+RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "driver_too_old_for_cuda", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name: "error_35_with_a_driver_too_old_decides",
+		log: `| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |
+CUDA used to build PyTorch: 12.1
+RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
 }
 
 func TestCalibration(t *testing.T) {

@@ -601,6 +601,20 @@ func reasonDriverCUDA(st *explainState) {
 		tooOld = have.cmp(need[:2]) < 0
 	}
 	if !tooOld {
+		// The driver shown runs the CUDA the build needs: the runtime's
+		// error 35, decided by the driver's version alone, is not this
+		// driver being too old (the runtime did not reach it).
+		for _, d := range st.drafts {
+			if d.sig == nil || d.sig.ID != "cuda.driver_insufficient" || d.symptom || !runtimeError35[strings.ToLower(d.values["driver_state"])] {
+				continue
+			}
+			d.symptom, d.noFix = true, true
+			d.title = "CUDA says the driver is older than its runtime, but the driver shown runs this CUDA"
+			d.note("The driver shown runs CUDA up to %s, enough for the CUDA %s the build needs: the runtime that failed did not reach this driver (a container started without GPU access, a stub or older libcuda first on the loader path, or nvidia-smi from another machine).", have, need)
+			d.ev("driver_cuda", have.String())
+			d.ev("required_cuda", need.String())
+			d.reasons = append(d.reasons, "explain.driver_too_old")
+		}
 		return
 	}
 	minDriver := ""
@@ -638,6 +652,14 @@ func reasonDriverCUDA(st *explainState) {
 	d.weight = 15
 	d.firstLine = firstLineOf(haveAt, needAt)
 	ev(d)
+}
+
+// runtimeError35 are cuda.driver_insufficient's driver_state values for
+// the CUDA runtime's bare error 35 (cudaErrorInsufficientDriver), which it
+// also returns where it finds no driver at all.
+var runtimeError35 = map[string]bool{
+	"cuda driver version is insufficient": true, "cudaerrorinsufficientdriver": true,
+	"cudart init failure: 35": true, "insufficient cuda driver": true,
 }
 
 func firstLineOf(groups ...[]lineRef) int {
