@@ -35,6 +35,13 @@ func TestReview2Probes(t *testing.T) {
 		// recognised output.
 		{"r2_z07_assert_path", "none", "ok", 0, "explain.no_problem_seen", "explain.unrecognised"},
 		{"r2_z06_pynvml", "none", "ok", 0, "explain.no_problem_seen", "explain.unrecognised"},
+		// GPU machine (H200, another process holding 85%): JAX's
+		// preallocation refused, XLA's allocator backing off by 10% a
+		// step; the memory was taken before the job allocated anything.
+		{"r2_jax_oom_other_h200", "gpu_out_of_memory_other_process", "error", 1, "", "xla.allocator_backpedal"},
+		// E19b: out of memory at '>>> torch.zeros(1).cuda()', the first
+		// CUDA call: not the job's size.
+		{"r2_dd1_tiny_oom", "gpu_out_of_memory_other_process", "error", 1, "", ""},
 	} {
 		t.Run(c.log, func(t *testing.T) {
 			r := explainFile(t, filepath.Join("testdata/review", c.log+".log"))
