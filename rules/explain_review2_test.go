@@ -42,6 +42,11 @@ func TestReview2Probes(t *testing.T) {
 		// E19b: out of memory at '>>> torch.zeros(1).cuda()', the first
 		// CUDA call: not the job's size.
 		{"r2_dd1_tiny_oom", "gpu_out_of_memory_other_process", "error", 1, "", ""},
+		// E17: 'srun --partition=compute ... --pty bash' with no --gres or
+		// --gpus, then False and 'nvidia-smi: command not found': the job
+		// was given no GPU (on a node without the driver), not a driver
+		// to install on a batch node.
+		{"r2_j03_slurm_nogres", "scheduler_no_gpu_allocated", "error", 1, "", ""},
 	} {
 		t.Run(c.log, func(t *testing.T) {
 			r := explainFile(t, filepath.Join("testdata/review", c.log+".log"))

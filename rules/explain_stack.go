@@ -212,9 +212,15 @@ func reasonContainerGPUsPassed(st *explainState) {
 var slurmCommandRE = regexp.MustCompile(`(?:^|[$#>]\s*)(?:srun|salloc)\s+-`)
 
 // noGPUSymptoms are the signatures of a program finding no GPU at all.
+// In a Slurm job that asked for none, a framework's bare False
+// (framework.cuda_query_false) and 'nvidia-smi: command not found'
+// (nvml.library_not_found: a node without the driver, a CPU node) say
+// the same: the job runs where it was given no GPU, and installing a
+// driver as root on a batch node is not the user's fix.
 var noGPUSymptoms = map[string]bool{
 	"cuda.cuinit_no_device": true, "framework.torch_no_cuda_gpus": true, "smi.no_devices": true,
 	"tf.no_gpu_device": true, "tf.empty_gpu_list": true,
+	"framework.cuda_query_false": true, "nvml.library_not_found": true,
 }
 
 func reasonSlurmNoGPU(st *explainState) {
