@@ -150,7 +150,17 @@ type Check struct {
 	// that is unknown (its collector was skipped, failed or ran out of
 	// time) makes this check report "not checked" instead of running.
 	Requires []string
-	Run      func(*Pass)
+	// CauseRequires narrows Requires for one label the check may report,
+	// where what that label names rests on less than the check's verdict
+	// as a whole: a framework that fails to import fails before any GPU
+	// call, so a driver fault does not explain it although the matmul
+	// that follows the import rests on the driver. It applies to findings
+	// that no check of the registry produced (a log signature stands on
+	// the lowest check that may report its label): such a finding rests on
+	// these checks, and on what they require, instead of on Requires. A
+	// label absent here rests on Requires, as before.
+	CauseRequires map[string][]string
+	Run           func(*Pass)
 }
 
 // RequiredChecks returns the check IDs among c.Requires.

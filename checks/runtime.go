@@ -61,6 +61,13 @@ var VerifyFramework = &Check{
 		"libcublas_missing", "libcudnn_missing", "libcufft_missing", "libcusparse_missing", "libcusolver_missing",
 		"xla_ptxas_or_libdevice_missing"}, rungCauses...),
 	Requires: []string{"ladder", "runtime.cublas_gemm", "python.environment", "python.tensorflow", "python.tf_conflict", "python.compute_capability", "libs.cudnn_version", "libs.xla", "libs.conda_files"},
+	// The import is the probe's first step, before any CUDA call: a
+	// framework whose import fails (a NumPy ABI mismatch, a jax/jaxlib
+	// skew, an illegal CPU instruction, a DLL of its own) fails the same
+	// with a working driver, and fixing the driver does not fix it.
+	CauseRequires: map[string][]string{
+		"framework_import_failed": {"python.environment", "python.tensorflow", "python.tf_conflict"},
+	},
 	Doc: `doctor runs the examined Python with a probe: import TensorFlow, read its
 build info, list_physical_devices('GPU'), run a matmul placed on /GPU:0,
 confirm the placement, check the result and time it (warm-up, the result

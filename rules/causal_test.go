@@ -275,3 +275,41 @@ func TestOldSnapshotsDeriveFactStates(t *testing.T) {
 		}
 	}
 }
+
+// A check may narrow what one of its labels rests on (CauseRequires): a log
+// finding with that label is then explained only by those checks, not by
+// everything the check requires; a label it does not narrow still is.
+func TestCauseRequiresNarrowsALabel(t *testing.T) {
+	noop := func(*checks.Pass) {}
+	reg := []*checks.Check{
+		{ID: "d.driver", Link: checks.LinkDriver, Causes: []string{"driver_missing"}, Run: noop},
+		{ID: "p.env", Link: checks.LinkPython, Causes: []string{"tf_not_installed"}, Run: noop},
+		{ID: "r.matmul", Link: checks.LinkRuntime, Causes: []string{"framework_import_failed", "gpu_compute_failed"},
+			Requires: []string{"d.driver", "p.env"}, CauseRequires: map[string][]string{"framework_import_failed": {"p.env"}}, Run: noop},
+	}
+	mk := func(id, cause string, link checks.Link) checks.Finding {
+		return checks.Finding{ID: id, Check: "log." + id, Cause: cause, Severity: checks.SevError, Link: link, Evidence: map[string]any{}}
+	}
+	r := rules.AssembleWith([]checks.Finding{
+		mk("drv", "driver_missing", checks.LinkDriver),
+		mk("imp", "framework_import_failed", checks.LinkRuntime),
+		mk("mm", "gpu_compute_failed", checks.LinkRuntime),
+	}, reg)
+	checkCausalInvariants(t, "narrowed", r)
+	if f := findingByID(r, "imp"); f.BlockedBy != nil {
+		t.Errorf("the import failure is explained by %s; it rests only on p.env", *f.BlockedBy)
+	}
+	if f := findingByID(r, "mm"); f.BlockedBy == nil || *f.BlockedBy != "drv" {
+		t.Errorf("the matmul failure is not explained by the driver: %v", f.BlockedBy)
+	}
+	r = rules.AssembleWith([]checks.Finding{
+		mk("env", "tf_not_installed", checks.LinkPython),
+		mk("imp", "framework_import_failed", checks.LinkRuntime),
+	}, reg)
+	if f := findingByID(r, "imp"); f.BlockedBy == nil || *f.BlockedBy != "env" {
+		t.Errorf("the import failure is not explained by what it rests on: %v", f.BlockedBy)
+	}
+	if len(r.Causes) != 1 {
+		t.Errorf("causes %v, want the environment alone", r.Causes)
+	}
+}

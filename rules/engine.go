@@ -191,7 +191,9 @@ func Assemble(findings []checks.Finding) *Report {
 // A finding rests on what its check requires. A finding that no check of
 // the registry produced (a log signature, a watch verdict) rests on what
 // the lowest check that may report its cause label requires: "no NVML"
-// from a log rests on what driver.nvml rests on. A failing finding is
+// from a log rests on what driver.nvml rests on; where that check narrows
+// what the label rests on (checks.Check.CauseRequires: a failed import
+// rests on the Python checks, not on the driver), on that. A failing finding is
 // explained (blocked_by) by an error-severity finding lower on the chain
 // (or earlier on the same link) of a check it requires, directly or
 // through others; blocked_by then names the cause at
@@ -231,7 +233,7 @@ func AssembleWith(findings []checks.Finding, registry []*checks.Check) *Report {
 		}
 		req := g.closure(node[i])
 		for j := 0; j < i; j++ {
-			if findings[j].Severity != checks.SevError || node[j] == "" || node[j] == node[i] || !req[node[j]] {
+			if findings[j].Severity != checks.SevError || node[j] == "" || node[j] == node[i] || !req[baseNode(node[j])] {
 				continue
 			}
 			explainer[i] = j // the first, i.e. lowest on the chain
@@ -307,7 +309,7 @@ func RestsOn(a, b *checks.Finding) bool {
 	}
 	defaultGraphMu.Lock()
 	defer defaultGraphMu.Unlock()
-	return defaultGraph.closure(na)[nb]
+	return defaultGraph.closure(na)[baseNode(nb)]
 }
 
 var (
@@ -353,19 +355,53 @@ func newCausalGraph(registry []*checks.Check) *causalGraph {
 }
 
 // node is the check a finding rests on like: its own check, else the
-// check that stands for its cause label; "" when neither is known.
+// check that stands for its cause label; "" when neither is known. Where
+// that check narrows what the label rests on (CauseRequires), the node is
+// "<check>#<label>": it stands where the check stands (baseNode) and
+// rests on the narrowed list only.
 func (g *causalGraph) node(f *checks.Finding) string {
 	if _, ok := g.byID[f.Check]; ok {
 		return f.Check
 	}
-	return g.byCause[f.Cause]
+	id := g.byCause[f.Cause]
+	if c := g.byID[id]; c != nil {
+		if _, ok := c.CauseRequires[f.Cause]; ok {
+			return id + "#" + f.Cause
+		}
+	}
+	return id
+}
+
+// baseNode is the check a node stands for ("runtime.framework_matmul" for
+// "runtime.framework_matmul#framework_import_failed").
+func baseNode(n string) string {
+	if i := strings.IndexByte(n, '#'); i >= 0 {
+		return n[:i]
+	}
+	return n
 }
 
 func (g *causalGraph) closure(id string) map[string]bool {
 	if c, ok := g.closed[id]; ok {
 		return c
 	}
-	c := g.walk(id)
+	var c map[string]bool
+	if i := strings.IndexByte(id, '#'); i >= 0 {
+		// A narrowed label: what its list names, and what they require.
+		c = map[string]bool{}
+		if chk := g.byID[id[:i]]; chk != nil {
+			for _, r := range chk.CauseRequires[id[i+1:]] {
+				if g.byID[r] != nil && r != id[:i] {
+					c[r] = true
+					for x := range g.walk(r) {
+						c[x] = true
+					}
+				}
+			}
+		}
+	} else {
+		c = g.walk(id)
+	}
 	g.closed[id] = c
 	return c
 }

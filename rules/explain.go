@@ -821,16 +821,43 @@ func (st *explainState) report() *Report {
 // whatever broke, such as "Cannot dlopen some GPU libraries") that no
 // declaration ties to a cause, and other messages with the root cause's
 // own label (Xid 79 and "fallen off the bus" are one problem). They leave
-// Causes.
+// Causes. A symptom whose label is declared to rest on less than the
+// root's (checks.Check.CauseRequires: a failed import does not rest on
+// the driver) stays a cause of its own.
+//
+// When the root cause is itself a symptom (undecided), it still explains
+// its own label's other messages (a cuDNN handle failure and TensorFlow's
+// 'Failed to get convolution algorithm' after it are one failure) and the
+// symptoms seen at run time (link runtime: a framework that sees no GPU,
+// a library that did not initialise), which rest on every link below:
+// is_available() False next to a driver nvidia-smi cannot reach is what
+// that driver fault looks like from Python, not a second fault.
 func foldSymptoms(r *Report, symptoms map[string]bool) {
-	if r.RootCause == nil || r.RootCause.ID == "" || symptoms[r.RootCause.ID] {
+	if r.RootCause == nil || r.RootCause.ID == "" {
 		return
 	}
 	root := r.RootCause.ID
+	var rf *checks.Finding
+	for i := range r.Findings {
+		if r.Findings[i].ID == root {
+			rf = &r.Findings[i]
+		}
+	}
+	if rf == nil {
+		return
+	}
+	undecidedRoot := symptoms[root]
 	folded := map[string]bool{}
 	for i := range r.Findings {
 		f := &r.Findings[i]
-		if (symptoms[f.ID] || f.Cause == r.RootCause.Cause) && f.Failing() && f.BlockedBy == nil && f.ID != root {
+		if !f.Failing() || f.BlockedBy != nil || f.ID == root {
+			continue
+		}
+		fold := f.Cause == r.RootCause.Cause
+		if !fold && symptoms[f.ID] && !independentOf(f, rf) {
+			fold = !undecidedRoot || (f.Link == checks.LinkRuntime && rf.Link.Order() <= f.Link.Order())
+		}
+		if fold {
 			id := root
 			f.BlockedBy = &id
 			folded[f.ID] = true
@@ -843,6 +870,18 @@ func foldSymptoms(r *Report, symptoms map[string]bool) {
 		}
 	}
 	r.Causes = keep
+}
+
+// independentOf reports whether the declarations say f does not rest on
+// root although f's label names what would: its label is one a check
+// narrows (checks.Check.CauseRequires) and root is not among what the
+// narrowed label rests on.
+func independentOf(f, root *checks.Finding) bool {
+	defaultGraphOnce.Do(func() { defaultGraph = newCausalGraph(checks.All) })
+	defaultGraphMu.Lock()
+	n := defaultGraph.node(f)
+	defaultGraphMu.Unlock()
+	return strings.Contains(n, "#") && !RestsOn(f, root)
 }
 
 // fill replaces {name} in a template with extracted values.

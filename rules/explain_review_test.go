@@ -72,3 +72,76 @@ func TestReviewProbes(t *testing.T) {
 		})
 	}
 }
+
+// causesCase is one of the second review's probe logs (testdata/review/r2_*)
+// where Causes was wrong: a fault lost (an import failure folded under a
+// driver fault it does not depend on) or one fault counted several times
+// (a consequence listed beside its cause). Only the count and the labels
+// that must or must not be among the causes are asserted: which reading
+// of the lower fault is the root is other tests' business.
+type causesCase struct {
+	log  string
+	n    int    // how many causes
+	has  string // labels that must be among the causes, comma-separated
+	lack string // labels that must not be
+}
+
+func TestReviewCauses(t *testing.T) {
+	for _, c := range []causesCase{
+		// B.9: an import failure does not rest on the driver: it fails
+		// before any GPU call and stays after the driver is fixed.
+		{"r2_c06_sb_and_jax", 2, "secure_boot_unsigned_module,framework_import_failed", ""},
+		{"r2_d04_smi_jax", 2, "framework_import_failed", ""},
+		{"r2_z14_smi_jax2", 2, "framework_import_failed", ""},
+		{"r2_f02_smi_tfimport", 2, "framework_import_failed", ""},
+		{"r2_z12_smi_illegal", 2, "framework_import_failed", ""},
+		{"r2_z11_smi_fbgemm", 2, "framework_import_failed", ""},
+		{"r2_z13_smi_cupy_bad", 2, "framework_import_failed", ""},
+		// ... as the other independent findings already were.
+		{"r2_d01_smi_nomod", 2, "framework_not_installed", ""},
+		{"r2_z08_smi_jupyter", 2, "jupyter_kernel_wrong_env", ""},
+		{"r2_z09_sb_torchcpu", 2, "framework_cpu_only_build", ""},
+		{"r2_d05_smi_disk", 2, "disk_full", ""},
+		// B.10: print(torch.__version__, torch.cuda.is_available()).
+		{"r2_f01_smi_torchcpu", 2, "framework_cpu_only_build", ""},
+		// C.11: a framework that sees no GPU is what the fault below looks
+		// like from Python, even when that fault is only the likeliest
+		// reading; no CPU-build label without its own evidence.
+		{"r2_a01_nodrv_smi", 1, "", "framework_cpu_only_build"},
+		{"r2_j03_slurm_nogres", 1, "", "framework_cpu_only_build"},
+		{"r2_c07_cvd0", 1, "", "tf_cpu_only_build_installed"},
+		{"r2_a02_nogpu_lspci", 1, "", "tf_cpu_only_build_installed"},
+		{"r2_o02_tf_cpu_pip", 1, "", "tf_cpu_only_build_installed"},
+		{"r2_m04_amd", 1, "", "tf_cpu_only_build_installed"},
+		// C.12: JAX's 'no supported devices' with no driver.
+		{"r2_f05_smi_jaxplugin", 1, "", "gpu_memory_preallocation"},
+		// C.13: one failure and its own reports.
+		{"r2_l04_ctk_nvml", 1, "", ""},
+		{"r2_l03_cudnn_internal", 1, "", ""},
+		{"r2_s01_jax_dnn", 1, "", "libcudnn_missing"},
+		{"r2_e01_shm", 1, "dev_shm_unusable", "disk_full"},
+	} {
+		t.Run(c.log, func(t *testing.T) {
+			r := explainFile(t, filepath.Join("testdata/review", c.log+".log"))
+			got := map[string]bool{}
+			var list []string
+			for _, k := range r.Causes {
+				got[k.Cause] = true
+				list = append(list, k.ID+" ["+k.Cause+"]")
+			}
+			if len(r.Causes) != c.n {
+				t.Errorf("%d causes %v, want %d", len(r.Causes), list, c.n)
+			}
+			for _, l := range strings.Split(c.has, ",") {
+				if l != "" && !got[l] {
+					t.Errorf("%s not among the causes %v", l, list)
+				}
+			}
+			for _, l := range strings.Split(c.lack, ",") {
+				if l != "" && got[l] {
+					t.Errorf("%s among the causes %v", l, list)
+				}
+			}
+		})
+	}
+}
