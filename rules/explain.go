@@ -823,7 +823,8 @@ func (st *explainState) report() *Report {
 // own label (Xid 79 and "fallen off the bus" are one problem). They leave
 // Causes. A symptom whose label is declared to rest on less than the
 // root's (checks.Check.CauseRequires: a failed import does not rest on
-// the driver) stays a cause of its own.
+// the driver) stays a cause of its own, unless it is seen at run time
+// (below).
 //
 // When the root cause is itself a symptom (undecided), it still explains
 // its own label's other messages (a cuDNN handle failure and TensorFlow's
@@ -854,8 +855,9 @@ func foldSymptoms(r *Report, symptoms map[string]bool) {
 			continue
 		}
 		fold := f.Cause == r.RootCause.Cause
-		if !fold && symptoms[f.ID] && !independentOf(f, rf) {
-			fold = !undecidedRoot || (f.Link == checks.LinkRuntime && rf.Link.Order() <= f.Link.Order())
+		if !fold && symptoms[f.ID] {
+			fold = (f.Link == checks.LinkRuntime && rf.Link.Order() <= f.Link.Order()) ||
+				(!undecidedRoot && !independentOf(f, rf))
 		}
 		if fold {
 			id := root

@@ -120,6 +120,9 @@ func TestReviewCauses(t *testing.T) {
 		{"r2_l03_cudnn_internal", 1, "", ""},
 		{"r2_s01_jax_dnn", 1, "", "libcudnn_missing"},
 		{"r2_e01_shm", 1, "dev_shm_unusable", "disk_full"},
+		// An unexplained crash at run time (a notebook kernel that died)
+		// rests on the driver although its label is the import's.
+		{"r2x_smi_kernel_died", 1, "", "framework_import_failed"},
 	} {
 		t.Run(c.log, func(t *testing.T) {
 			r := explainFile(t, filepath.Join("testdata/review", c.log+".log"))
