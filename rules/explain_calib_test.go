@@ -318,6 +318,55 @@ RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime v
 	},
 }
 
+// cudaErrorNoDevice (CUDA_ERROR_NO_DEVICE, 'no CUDA-capable device is
+// detected'): 'no CUDA-capable devices were detected by the installed CUDA
+// driver' (CUDA Runtime API, cudaError): the driver answered, so no driver
+// is the least fitting reading. The commonest is the GPU hidden by
+// CUDA_VISIBLE_DEVICES (a script's index of a GPU the machine lacks, "",
+// -1); undecided, no fix, until the paste shows the variable.
+var noDeviceCases = []judgmentCase{
+	{
+		name:  "no_device_alone_names_the_hidden_gpu_undecided",
+		log:   "2020-11-11 10:46:37.467224: E tensorflow/stream_executor/cuda/cuda_driver.cc:314] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\n",
+		cause: "cuda_visible_devices_hides_gpu", decided: false, noFix: []string{"unset-cuda-visible-devices", "install-driver"},
+	},
+	{
+		name:  "cuda_runtime_error_38_alone_names_the_hidden_gpu_undecided",
+		log:   "RuntimeError: cuda runtime error (38) : no CUDA-capable device is detected at /pytorch/aten/src/THC/THCGeneral.cpp:51\n",
+		cause: "cuda_visible_devices_hides_gpu", decided: false, noFix: []string{"unset-cuda-visible-devices", "install-driver"},
+	},
+	{
+		// The variable shown hiding nothing: the driver saw no GPU.
+		name: "no_device_with_the_first_gpu_visible_is_no_gpu_undecided",
+		log: `$ echo "CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]"
+CUDA_VISIBLE_DEVICES=[0]
+cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorNoDevice: no CUDA-capable device is detected
+`,
+		cause: "no_nvidia_gpu", decided: false, noFix: []string{"unset-cuda-visible-devices", "install-driver"},
+	},
+	{
+		name: "no_device_with_the_variable_hiding_every_gpu_decides",
+		log: `$ export CUDA_VISIBLE_DEVICES=-1
+numba.cuda.cudadrv.driver.CudaAPIError: [100] Call to cuInit results in CUDA_ERROR_NO_DEVICE
+`,
+		cause: "cuda_visible_devices_hides_gpu", decided: true,
+	},
+}
+
+// A Ray worker sees only the GPUs its task reserved (Ray sets
+// CUDA_VISIBLE_DEVICES): that decides the label the line is named by.
+var noDeviceRayCase = judgmentCase{
+	name:  "no_device_in_a_ray_worker_decides",
+	log:   "Error: (pid=3343) 2019-08-13 11:02:51.856630: E tensorflow/stream_executor/cuda/cuda_driver.cc:300] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected\n",
+	cause: "cuda_visible_devices_hides_gpu", decided: true,
+}
+
+func TestNoDeviceCalibration(t *testing.T) {
+	for _, c := range append(noDeviceCases, noDeviceRayCase) {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
+
 func TestCalibration(t *testing.T) {
 	for _, c := range calibCases {
 		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })

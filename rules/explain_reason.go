@@ -1161,6 +1161,16 @@ func reasonVisibleDevices(st *explainState) {
 				markCVDEcho(d, last)
 				d.ev("no_device_finding", nd.id)
 			}
+		} else if nd := st.noDeviceDraft(); nd != nil && len(gpus) == 0 && nd.symptom && nd.cause == "cuda_visible_devices_hides_gpu" {
+			// The variable shown leaves a GPU visible, and no nvidia-smi
+			// table shows one: the hidden GPU, the no-device error's
+			// commonest reading, is ruled out; the driver seeing no GPU
+			// (cudaErrorNoDevice's own words) is the likelier one, still
+			// undecided (lspci and nvidia-smi decide).
+			nd.cause = "no_nvidia_gpu"
+			nd.link = st.lib.linkOf(nd.cause)
+			nd.note("CUDA_VISIBLE_DEVICES=%s leaves a GPU visible, so it is not what hides the GPU: the driver reported none to this program (no NVIDIA GPU on this machine or node, a container without GPUs, or the kernel module not loaded; lspci and nvidia-smi tell which).", raw)
+			nd.ev("cuda_visible_devices", raw)
 		}
 		return
 	}
