@@ -1704,10 +1704,13 @@ func reasonPythonEnv(st *explainState) {
 	if !st.has("jupyter") {
 		return
 	}
-	var interps, sites []hit
-	lastQuery, lastName := -100, -100
+	var interps, sites, envShows []hit
+	lastQuery, lastName, lastPrompt := -100, -100, -100
 	for _, f := range st.facts {
 		switch {
+		case f.values["env_prompt"] != "":
+			lastPrompt = f.line
+			envShows = append(envShows, f)
 		case f.values["interp_query"] != "":
 			lastQuery = f.line
 		case f.values["interp_path"] != "":
@@ -1719,6 +1722,9 @@ func reasonPythonEnv(st *explainState) {
 			lastName = -100
 			if frameworkDist.MatchString(f.values["pip_show_name"]) {
 				lastName = f.line
+				if f.line-lastPrompt <= 2 && len(envShows) > 0 {
+					envShows[len(envShows)-1].values = map[string]string{"env_prompt": envShows[len(envShows)-1].values["env_prompt"], "pip_show_name": f.values["pip_show_name"]}
+				}
 			}
 		case f.values["site_path"] != "":
 			// pip show's Location counts only under a framework's Name.
@@ -1726,6 +1732,10 @@ func reasonPythonEnv(st *explainState) {
 				sites = append(sites, f)
 			}
 		}
+	}
+	if len(interps) > 0 && len(sites) == 0 {
+		reasonPythonEnvPrompt(st, interps, envShows)
+		return
 	}
 	if len(interps) == 0 || len(sites) == 0 {
 		return
@@ -1765,6 +1775,55 @@ func reasonPythonEnv(st *explainState) {
 	d.weight = 16
 	d.ev("kernel_python", interps[0].values["interp_path"])
 	d.ev("package_folder", other[0].values["site_path"])
+}
+
+// systemPython matches the system's own interpreters, which belong to no
+// environment (conda's or a venv's sys.executable is under its own folder).
+var systemPython = regexp.MustCompile(`^/(?:usr/(?:local/)?)?bin/python[\d.]*$`)
+
+// reasonPythonEnvPrompt: without pip's Location, the paste may still show
+// where the framework is: pip show found it at a prompt that names an
+// activated environment ('(tf) me@box:~$ pip show tensorflow'), while the
+// notebook's kernel runs the system Python (/usr/bin/python3), which is in
+// no environment. Activation puts the environment's bin first on PATH and
+// its name in the prompt (venv's activate, conda activate); its
+// interpreter is never /usr/bin/python3. Anything less (a kernel in some
+// environment, no prompt) stays the likeliest reading.
+func reasonPythonEnvPrompt(st *explainState, interps, envShows []hit) {
+	var shown *hit
+	for i := range envShows {
+		if envShows[i].values["pip_show_name"] != "" {
+			shown = &envShows[i]
+		}
+	}
+	if shown == nil {
+		return
+	}
+	for _, f := range interps {
+		if !systemPython.MatchString(f.values["interp_path"]) {
+			return
+		}
+	}
+	env, pkg, interp := shown.values["env_prompt"], shown.values["pip_show_name"], interps[0].values["interp_path"]
+	lines := []lineRef{quote(interps[0]), quote(*shown)}
+	detail := "The kernel's interpreter (" + interp + ") is the system Python, in no environment, while pip found " + pkg +
+		" in the activated environment (" + env + "): the notebook imports whatever the system Python has. Register the environment as a kernel (python -m ipykernel install --user --name " + env + ", run inside it) and select it, or install the framework with %pip in the notebook."
+	for _, d := range st.draftsWithCause("jupyter_kernel_wrong_env") {
+		d.lines = append(d.lines, lines...)
+		d.reasons = append(d.reasons, "explain.python_env")
+		d.symptom, d.noFix = false, false
+		d.note("%s", detail)
+		d.ev("kernel_python", interp)
+		d.ev("package_env", env)
+		return
+	}
+	d := st.newDraft("explain.python_env", "jupyter_kernel_wrong_env", checks.SevError,
+		"The notebook's kernel runs another Python than the environment the framework is installed in", detail)
+	d.lines = lines
+	d.firstLine = firstLineOf(lines)
+	d.weight = 16
+	d.ev("kernel_python", interp)
+	d.ev("package_env", env)
 }
 
 // reasonTorchCUDABuild: "CUDA is not available" read as a CPU-only wheel is

@@ -45,6 +45,11 @@ func TestReviewProbes(t *testing.T) {
 		// missing; within one CUDA major it runs the build.
 		{"s_minor4", "cuda_visible_devices_hides_gpu", false, ""},
 		{"torch_cu121_driver_470", "driver_too_old_for_cuda", true, "install-driver"},
+		// review 2, G26: pip found TensorFlow at a prompt naming an
+		// activated environment, the notebook's kernel runs the system
+		// Python: decided. A kernel in some environment stays undecided.
+		{"r2_o01_jupyter", "jupyter_kernel_wrong_env", true, "ipykernel-install"},
+		{"r2x_jupyter_base_env", "jupyter_kernel_wrong_env", false, ""},
 	} {
 		t.Run(c.log, func(t *testing.T) {
 			r := explainFile(t, filepath.Join("testdata/review", c.log+".log"))
