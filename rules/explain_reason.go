@@ -132,8 +132,10 @@ refuses a new program.`,
 	},
 	{
 		ID: "explain.cuda_visible_devices", Title: "CUDA_VISIBLE_DEVICES in the paste hides every GPU", Link: checks.LinkEnvironment, Phase: phaseFindings,
-		Causes: []string{"cuda_visible_devices_hides_gpu", "mig_misconfigured"},
-		Doc: `The last CUDA_VISIBLE_DEVICES assignment in the paste is applied as CUDA does (an
+		Causes: []string{"cuda_visible_devices_hides_gpu", "mig_misconfigured", "scheduler_no_gpu_allocated"},
+		Doc: `Slurm's NoDevFiles, or a value hiding every GPU in a Slurm job that asked for
+none, is the scheduler having allocated no GPU (scheduler_no_gpu_allocated, no
+unset). Otherwise the last CUDA_VISIBLE_DEVICES assignment in the paste is applied as CUDA does (an
 empty value, -1 or an unknown index hides every GPU; indexes are checked against
 nvidia-smi's GPU rows when the paste has them). A MIG device UUID that CUDA cannot
 find names a MIG instance that does not exist.`,
@@ -173,8 +175,8 @@ Windows after 2.10 (pip.md).`,
 	},
 	{
 		ID: "explain.mig", Title: "MIG enabled and CUDA sees no device", Link: checks.LinkEnvironment, Phase: phaseFindings,
-		Causes: []string{"mig_misconfigured"},
-		Doc:    `nvidia-smi shows MIG mode Enabled while CUDA finds no device (or the program asks for a device index CUDA does not have, 'invalid device ordinal'): MIG is on but no instance exists or is visible to the program (CUDA enumerates one MIG instance per process).`,
+		Causes: []string{"mig_misconfigured", "gpu_index_out_of_range"},
+		Doc:    `With MIG instances listed (nvidia-smi -L), 'invalid device ordinal' is an index past the one MIG device a CUDA process enumerates (gpu_index_out_of_range, decided: select the instance with CUDA_VISIBLE_DEVICES=MIG-<UUID>, use device 0). Otherwise: nvidia-smi shows MIG mode Enabled while CUDA finds no device (or the program asks for a device index CUDA does not have, 'invalid device ordinal'): MIG is on but no instance exists or is visible to the program (CUDA enumerates one MIG instance per process).`,
 		Run:    reasonMIG,
 	},
 	{
@@ -1178,6 +1180,33 @@ func reasonVisibleDevices(st *explainState) {
 	if shown == "" {
 		shown = `""`
 	}
+	// Slurm's gres/gpu plugin sets CUDA_VISIBLE_DEVICES=NoDevFiles for a
+	// job it allocated no GPU (src/plugins/gres/gpu/gres_gpu.c,
+	// job_set_env: the branch with no GPU bitmap and no GPU count), and a
+	// Slurm job that asked for no GPU runs with none visible: the
+	// variable is the scheduler's answer, not a setting to unset (unset,
+	// the program either still finds no GPU under the job's cgroup device
+	// constraint or uses GPUs allocated to other jobs).
+	if nodev := strings.EqualFold(raw, "NoDevFiles"); nodev || st.has("slurm_job") && !st.has("slurm_gpu_request") {
+		d := st.newDraft("explain.cuda_visible_devices", "scheduler_no_gpu_allocated", checks.SevError,
+			"The Slurm job was given no GPU (CUDA_VISIBLE_DEVICES="+shown+")",
+			fmt.Sprintf("The paste shows CUDA_VISIBLE_DEVICES=%s in a job that was allocated no GPU: Slurm allocates GPUs only to a job that asks for them (#SBATCH --gres=gpu:1, or --gpus=1, on a GPU partition) and then sets CUDA_VISIBLE_DEVICES to the allocated GPUs; with no GPU allocated it sets NoDevFiles or leaves none visible. Unsetting the variable does not give the job a GPU: request one.", shown))
+		d.lines = []lineRef{quote(last)}
+		d.firstLine = last.line
+		d.weight = 20
+		d.noFix = true
+		// Decided by Slurm's own NoDevFiles, or by the job's request
+		// shown without a GPU in it; a GPU request in the paste leaves
+		// it open (another step, another node).
+		d.symptom = st.has("slurm_gpu_request") || !nodev && !slurmRequestShown(st)
+		d.ev("cuda_visible_devices", raw)
+		if st.has("slurm_job") {
+			d.ev("slurm_lines", firstN(st.contexts["slurm_job"], 2))
+		}
+		markCVDEcho(d, last)
+		d.reasons = append(d.reasons, "explain.slurm_no_gpu")
+		return
+	}
 	d := st.newDraft("explain.cuda_visible_devices", "cuda_visible_devices_hides_gpu", checks.SevError,
 		"CUDA_VISIBLE_DEVICES="+shown+" hides every GPU",
 		fmt.Sprintf("The paste sets CUDA_VISIBLE_DEVICES to %s: CUDA then shows the program no GPU (entry %s is not a visible GPU).", shown, v.Invalid))
@@ -1230,13 +1259,46 @@ func reasonXid(st *explainState) {
 			d.severity = checks.SevWarning
 			d.weight = 0
 			d.detail += " This Xid points at the program (or a library it uses), not at the GPU."
+			softwareXid(d)
+		case x.Kind == "monitor" && (d.values["pid"] != "" || d.values["process"] != ""):
+			// Xid 43 (GPU stopped processing) names the process whose
+			// channel the driver stopped: the program's fault, as the
+			// application Xid logged with it says.
+			d.severity = checks.SevWarning
+			d.weight = 0
+			softwareXid(d)
 		default:
 			d.severity = checks.SevWarning
+		}
+		if code == 119 || code == 120 {
+			// A GSP firmware timeout or error: the driver's and the GSP
+			// firmware's fault far more often than a part's; the usual
+			// remedies are a newer driver or, with the proprietary kernel
+			// modules, running without GSP firmware (NVIDIA driver README,
+			// GSP Firmware chapter: NVreg_EnableGpuFirmware=0).
+			d.noFix = true
+			d.note("Xid %d is the GSP firmware not answering the driver: most often a driver or firmware problem rather than a failing part. A reboot clears it; if it recurs, install a newer driver, or with the proprietary kernel modules turn GSP firmware off (options nvidia NVreg_EnableGpuFirmware=0 in /etc/modprobe.d, then reboot; the open modules need it). Before any RMA, see whether it follows the driver or the card.", code)
 		}
 		if code == 79 {
 			d.fixes = append(d.fixes, checks.Fix{ID: checks.FixPCIeReseat, Title: "Check the GPU's seating, riser, power and cooling", Risk: checks.RiskDangerous, Manual: true,
 				Steps: []string{"Power off; reseat the GPU (and riser); check its power cables and airflow", "Recurring Xid 79: ask the vendor"}})
 		}
+	}
+}
+
+// softwareXid makes an Xid the driver logs against the program (its
+// pid and name; NVIDIA's Xid catalog: resolution RESTART_APP) a reading
+// without the hardware fix: restarting the program clears it, and the
+// program or a library is the likelier culprit (an out-of-range address,
+// a page fault in its own memory). Undecided: the same Xid repeating
+// across programs would point at the GPU.
+func softwareXid(d *draft) {
+	d.symptom = true
+	d.noFix = true
+	d.next = []string{
+		"CUDA_LAUNCH_BLOCKING=1 python <script>   # the error at the kernel that failed",
+		"compute-sanitizer python <script>",
+		"sudo dmesg -T | grep -i xid   # the same Xid from other programs points at the GPU",
 	}
 }
 
@@ -1355,7 +1417,8 @@ func reasonMIG(st *explainState) {
 		}
 	}
 	// nvidia-smi -L listing MIG instances says the same.
-	for _, f := range st.factValues("mig_device") {
+	instances := st.factValues("mig_device")
+	for _, f := range instances {
 		migOn = true
 		if len(lines) < maxQuotedLines {
 			lines = append(lines, quote(f))
@@ -1363,6 +1426,30 @@ func reasonMIG(st *explainState) {
 	}
 	if !migOn {
 		return
+	}
+	for _, d := range st.draftsOf("cuda.invalid_device_ordinal") {
+		if len(instances) == 0 || !d.symptom {
+			continue
+		}
+		// The instances exist (nvidia-smi -L lists them), so MIG is
+		// not misconfigured: a CUDA process enumerates a single MIG
+		// device (NVIDIA MIG User Guide, CUDA device enumeration), so
+		// any index but 0 is out of range. Pick the instance with
+		// CUDA_VISIBLE_DEVICES=MIG-<UUID> and use device 0.
+		// Decided when the paste shows the program asking for an index
+		// past 0; otherwise the reading stays open.
+		asked := false
+		for _, f := range st.facts {
+			if v, ok := f.values["gpu_index"]; ok && v != "" && v != "0" {
+				asked = true
+			}
+		}
+		d.symptom = !asked
+		d.noFix = true
+		d.title = "The program asked for a MIG device index CUDA does not enumerate (invalid device ordinal)"
+		d.note("nvidia-smi -L lists MIG instances, so they exist; but a CUDA process enumerates one MIG device only (NVIDIA MIG User Guide, CUDA device enumeration), so it has device 0 and no other. Select the instance with CUDA_VISIBLE_DEVICES=MIG-<UUID from nvidia-smi -L> and use cuda:0 (device 0) in the program; run one process per MIG instance to use several.")
+		d.ev("mig_lines", lines)
+		d.reasons = append(d.reasons, "explain.mig")
 	}
 	for _, d := range st.drafts {
 		if d.sig != nil && (d.sig.ID == "cuda.cuinit_no_device" || d.sig.ID == "tf.no_gpu_device" || d.sig.ID == "tf.empty_gpu_list" || d.sig.ID == "framework.torch_no_cuda_gpus" || d.sig.ID == "cuda.invalid_device_ordinal") && d.symptom {

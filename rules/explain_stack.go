@@ -193,11 +193,17 @@ func reasonContainerGPUsPassed(st *explainState) {
 		return
 	}
 	for _, d := range st.drafts {
-		if d.sig == nil || d.cause != "container_runtime_no_gpu" || d.sig.Cause == "container_runtime_no_gpu" {
-			continue
-		}
-		if c, _ := d.evidence["context"].(string); c != "container" {
-			continue
+		// NVML's Unknown Error is the container runtime's reading by its
+		// own signature: with the request shown, the GPU was lost after
+		// the container started (daemon-reload), not never requested.
+		nvmlLost := d.sig != nil && d.sig.ID == "nvml.unknown_error" && d.cause == "container_runtime_no_gpu"
+		if !nvmlLost {
+			if d.sig == nil || d.cause != "container_runtime_no_gpu" || d.sig.Cause == "container_runtime_no_gpu" {
+				continue
+			}
+			if c, _ := d.evidence["context"].(string); c != "container" {
+				continue
+			}
 		}
 		d.symptom = true
 		d.noFix = true
@@ -223,19 +229,26 @@ var noGPUSymptoms = map[string]bool{
 	"framework.cuda_query_false": true, "nvml.library_not_found": true,
 }
 
+// slurmRequestShown: the paste shows the job's request itself, the job
+// script's #SBATCH lines or the srun/salloc command line (sbatch's
+// options are in the script).
+func slurmRequestShown(st *explainState) bool {
+	for _, l := range st.contexts["slurm_job"] {
+		t := strings.TrimSpace(l.Text)
+		if strings.HasPrefix(t, "#SBATCH") || slurmCommandRE.MatchString(t) {
+			return true
+		}
+	}
+	return false
+}
+
 func reasonSlurmNoGPU(st *explainState) {
 	if !st.has("slurm_job") || st.has("slurm_gpu_request") {
 		return
 	}
 	// The request itself is shown: the job script's #SBATCH lines, or the
 	// srun/salloc command line (sbatch's options are in the script).
-	requestShown := false
-	for _, l := range st.contexts["slurm_job"] {
-		t := strings.TrimSpace(l.Text)
-		if strings.HasPrefix(t, "#SBATCH") || slurmCommandRE.MatchString(t) {
-			requestShown = true
-		}
-	}
+	requestShown := slurmRequestShown(st)
 	for _, d := range st.draftsWithCause("cuda_visible_devices_hides_gpu") {
 		if !d.symptom {
 			return // the paste already names what hides the GPU

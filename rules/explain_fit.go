@@ -1,0 +1,161 @@
+package rules
+
+import (
+	"strings"
+
+	"github.com/tfdoctor/doctor/checks"
+	"github.com/tfdoctor/doctor/knowledge"
+)
+
+// Fitting a finding's fix to what the paste shows: whose program failed
+// (a CuPy or PyTorch paste gets none of TensorFlow's fixes even where
+// the failing line names no framework), on which platform (native
+// Windows has no tensorflow[and-cuda]) and which TensorFlow release (the
+// [and-cuda] extra does not exist before 2.14).
+
+func init() {
+	reasoners = append(reasoners, fitReasoners...)
+}
+
+var fitReasoners = []*reasoner{
+	{
+		ID: "explain.paste_framework", Title: "Whose program the paste runs, where the failing line does not say", Link: checks.LinkRuntime, Phase: phaseFindings,
+		Causes: []string{"unsupported_compute_capability", "libcudart_missing", "libcudnn_missing"},
+		Doc: `A failing line that names no framework ('no kernel image is available', 'libcudart.so.11.0:
+cannot open shared object file') belongs to the framework the paste runs when it runs
+exactly one and it is not TensorFlow: PyTorch code (import torch, torch.zeros(1).cuda()),
+CuPy's import failure. Such a finding gets none of TensorFlow's fixes.`,
+		Run: reasonPasteFramework,
+	},
+	{
+		ID: "explain.cuda_libs_fix", Title: "The CUDA-library fix for the TensorFlow release and platform shown", Link: checks.LinkLibraries, Phase: phaseFindings,
+		Causes: []string{"libcudart_missing", "libcudnn_missing"},
+		Doc: `TensorFlow's missing CUDA library is fixed with pip install 'tensorflow[and-cuda]' only on
+Linux and from TensorFlow 2.14 (the extra's first release): on native Windows (GPU
+support ends with 2.10) the CUDA and cuDNN DLLs of the release's tested build go on PATH;
+a release before 2.14 needs the CUDA and cuDNN of its tested build configuration
+(tensorflow.org/install/source#gpu, source_windows#gpu). A bare libcudart dlerror that
+TensorFlow itself says to ignore without a GPU set up is not decided unless the paste
+shows a GPU.`,
+		Run: reasonCUDALibsFix,
+	},
+}
+
+// codeFrameworks are the contexts (signatures/fit.json) marking a paste
+// that runs one framework's code.
+var codeFrameworks = map[string]string{"pytorch_code": "pytorch", "cupy_code": "cupy"}
+
+// tfOnlyFix reports whether a fix is written for TensorFlow alone.
+func tfOnlyFix(f checks.Fix) bool { return tfOnlyFixes[f.ID] || tfStep(f.Title) }
+
+func reasonPasteFramework(st *explainState) {
+	if st.has("tensorflow_code") || len(st.factValues("tf_version")) > 0 {
+		return
+	}
+	fw := ""
+	for ctx, name := range codeFrameworks {
+		if st.has(ctx) {
+			if fw != "" {
+				return // two frameworks: the line does not say which
+			}
+			fw = name
+		}
+	}
+	if fw == "" {
+		return
+	}
+	for _, d := range st.drafts {
+		if d.benign || d.noFix || frameworkOf(d) != "" || len(d.lineFw) > 0 {
+			continue
+		}
+		tfFix := false
+		for _, f := range append(append([]checks.Fix(nil), d.fixes...), st.lib.causes[d.cause].Fixes...) {
+			tfFix = tfFix || tfOnlyFix(f)
+		}
+		if !tfFix {
+			continue
+		}
+		d.framework = fw
+		d.ev("framework_from", firstN(st.contexts[fwContext(fw)], 1))
+		d.reasons = append(d.reasons, "explain.paste_framework")
+		if fw == "cupy" && d.cause == "libcudart_missing" {
+			d.note("CuPy's wheels are each built for one CUDA major version (cupy-cuda11x, cupy-cuda12x): install the one for the CUDA this machine has, as CuPy's own message says (docs.cupy.dev, Installation).")
+		}
+	}
+}
+
+func fwContext(fw string) string {
+	for ctx, name := range codeFrameworks {
+		if name == fw {
+			return ctx
+		}
+	}
+	return ""
+}
+
+// andCUDAFirst is the first TensorFlow release with the [and-cuda] extra
+// (tensorflow/tools/pip_package/setup.py EXTRA_PACKAGES; knowledge
+// compat.json and_cuda_pins starts there).
+var andCUDAFirst = ver{2, 14}
+
+func reasonCUDALibsFix(st *explainState) {
+	gpuShown := len(st.smiGPUs()) > 0 || st.has("nvidia_gpu_on_bus") || st.has("driver_version_shown") ||
+		len(st.factValues("gpu_name")) > 0 || len(st.success) > 0
+	ignoreNotice := false
+	for _, d := range st.draftsOf("tf.cudart_not_found") {
+		for _, l := range d.lines {
+			ignoreNotice = ignoreNotice || strings.Contains(strings.ToLower(l.Text), "ignore above cudart dlerror")
+		}
+	}
+	tfv := ""
+	if v, _, ok := st.firstFact("tf_version"); ok {
+		tfv = v
+	}
+	for _, d := range st.drafts {
+		// TensorFlow's 'Cannot dlopen some GPU libraries' summary is the
+		// same failure under the CPU-build label: the same pip fix.
+		if d.sig == nil || d.benign || (d.cause != "libcudart_missing" && d.cause != "libcudnn_missing" && d.sig.ID != "tf.cannot_dlopen_gpu_libraries") {
+			continue
+		}
+		if fw := frameworkOf(d); fw != "" && fw != FrameworkTensorFlow {
+			continue
+		}
+		hasTFFix := false
+		for _, f := range st.lib.causes[d.cause].Fixes {
+			hasTFFix = hasTFFix || f.ID == checks.FixPipInstallTensorFlow
+		}
+		if d.cause == "libcudart_missing" && ignoreNotice && !gpuShown && !d.symptom {
+			d.symptom = true
+			d.note("TensorFlow prints this line on every machine without a GPU set up ('Ignore above cudart dlerror if you do not have a GPU set up on your machine'), and the paste shows no GPU: it matters only if this machine has one.")
+			d.reasons = append(d.reasons, "explain.cuda_libs_fix")
+		}
+		if !hasTFFix || d.noFix || d.onlyFixes {
+			continue
+		}
+		switch {
+		case st.has("windows"):
+			// The last native-Windows GPU release's build (source_windows.md:
+			// tensorflow_gpu-2.10.0, CUDA 11.2, cuDNN 8.1), or an older
+			// release's own.
+			row, ok := knowledge.TFBuildAnyFor("2.10.0")
+			if tfv != "" && parseVer(tfv).cmp(ver{2, 10}) < 0 {
+				if r, ok2 := knowledge.TFBuildAnyFor(tfv); ok2 {
+					row, ok = r, true
+				}
+			}
+			d.noFix = true
+			if ok && row.CUDA != "" && row.CUDNN != "" {
+				d.note("On native Windows pip install 'tensorflow[and-cuda]' does not apply (the extra is Linux-only, and TensorFlow's GPU support on native Windows ends with 2.10): install the CUDA %s and cuDNN %s that TensorFlow %s was built with (tensorflow.org/install/source_windows, tested build configurations) and put their bin folders on PATH, or in conda: conda install -c conda-forge cudatoolkit=%s cudnn=%s. Later releases: use WSL 2.", row.CUDA, row.CUDNN, majorMinorOf(row.TF), row.CUDA, row.CUDNN)
+			}
+			d.reasons = append(d.reasons, "explain.cuda_libs_fix")
+		case tfv != "" && parseVer(tfv).cmp(andCUDAFirst) < 0:
+			row, ok := knowledge.TFBuildAnyFor(tfv)
+			d.noFix = true
+			if ok && row.CUDA != "" && row.CUDNN != "" {
+				d.note("TensorFlow %s has no [and-cuda] extra (it starts with 2.14: unpinned, pip would upgrade TensorFlow to a release built for another CUDA): install the CUDA %s and cuDNN %s libraries TensorFlow %s was built with (tensorflow.org/install/source#gpu, tested build configurations) and put their lib64 folder on the loader path, or move to TensorFlow 2.14 or later with its [and-cuda] extra.", tfv, row.CUDA, row.CUDNN, majorMinorOf(row.TF))
+			}
+			d.ev("tf_version", tfv)
+			d.reasons = append(d.reasons, "explain.cuda_libs_fix")
+		}
+	}
+}
