@@ -67,10 +67,19 @@ var broadContradictedByUse = map[string]bool{
 // failure from its words, so they give one answer, not several causes.
 // The answer is the most specific reading (the highest weight: 'update
 // your driver to 535' says more than 'no CUDA devices found', which any
-// of the causes below it ends in), then the most severe, then the first;
-// the other readings are filed under it, whatever link they sit on.
+// of the causes below it ends in), then the most severe, then the chain's
+// root; the other readings are filed under it, whatever link they sit on.
 func oneBroadAnswer(r *Report, ds []*draft, ids []string) {
+	// Between equals the causal chain's root (Assemble: the lowest link)
+	// stays the answer.
 	best := -1
+	if r.RootCause != nil {
+		for i := range ds {
+			if ids[i] == r.RootCause.ID && ds[i].sig != nil && ds[i].sig.Tier == TierBroad {
+				best = i
+			}
+		}
+	}
 	for i, d := range ds {
 		if d.sig == nil || d.sig.Tier != TierBroad || !(d.severity == checks.SevError || d.severity == checks.SevWarning) {
 			continue
@@ -85,11 +94,7 @@ func oneBroadAnswer(r *Report, ds []*draft, ids []string) {
 			if d.weight > b.weight {
 				best = i
 			}
-		case d.severity.Rank() != b.severity.Rank():
-			if d.severity.Rank() < b.severity.Rank() {
-				best = i
-			}
-		case d.firstLine < b.firstLine:
+		case d.severity.Rank() < b.severity.Rank():
 			best = i
 		}
 	}

@@ -31,6 +31,9 @@ func TestReview2Probes(t *testing.T) {
 		// D15, D16: the broad tier gives one answer, the most specific
 		// reading ('update your driver to 535' over 'no CUDA devices').
 		{"r2_i07_two_broad_one_fault", "driver_too_old_for_cuda", "error", 1, "", "broad.no_cuda_device"},
+		// Two readings of one line, equal in weight: the chain's root
+		// (the lower link) stays the answer.
+		{"r2_k02_broad_cudamm", "cuda_version_mismatch_tf_build", "error", 1, "", "broad.framework_version_incompatible"},
 		// F20: a Python version read from a site-packages path is not
 		// recognised output.
 		{"r2_z07_assert_path", "none", "ok", 0, "explain.no_problem_seen", "explain.unrecognised"},
