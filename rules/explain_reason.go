@@ -924,6 +924,21 @@ func reasonMemoryHeld(st *explainState) {
 			if t > 0 && u > t/2 {
 				why = fmt.Sprintf("nvidia-smi shows %s of %s in use", gibString(u), gibString(t))
 				lines = append(lines, quote(f))
+				// nvidia-smi ran before the program, which then could
+				// take only a small part of the GPU (TensorFlow 2's
+				// 'Created device ... with N MB memory' is what it found
+				// free at start): the memory was held before this
+				// program allocated anything.
+				for _, s := range st.success {
+					if mb := s.values["created_mb"]; mb != "" && s.line > f.line {
+						if c := bytesOf(mb + "MiB"); c < t/2 {
+							why += fmt.Sprintf(" before the program started, which then could take only %s", gibString(c))
+							lines = append(lines, quote(s))
+							proof = true
+							break
+						}
+					}
+				}
 				break
 			}
 		}

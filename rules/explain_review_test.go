@@ -50,6 +50,11 @@ func TestReviewProbes(t *testing.T) {
 		// Python: decided. A kernel in some environment stays undecided.
 		{"r2_o01_jupyter", "jupyter_kernel_wrong_env", true, "ipykernel-install"},
 		{"r2x_jupyter_base_env", "jupyter_kernel_wrong_env", false, ""},
+		// review 2, G25: nvidia-smi before the job shows the memory held,
+		// and TensorFlow then could take only 280 MB: decided. The same
+		// table pasted after the job's lines proves nothing of the start.
+		{"r2_j04_tf_oom_other", "gpu_out_of_memory_other_process", true, "use-free-gpu,tf-allow-growth"},
+		{"r2x_tf_oom_smi_after", "gpu_out_of_memory_other_process", false, ""},
 	} {
 		t.Run(c.log, func(t *testing.T) {
 			r := explainFile(t, filepath.Join("testdata/review", c.log+".log"))
