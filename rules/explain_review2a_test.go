@@ -54,9 +54,29 @@ func TestReview2AProbes(t *testing.T) {
 		// E19: NVML Unknown Error with --gpus shown: not 'start it with
 		// --gpus'.
 		{log: "h06_cuda_unknown_docker", cause: "container_runtime_no_gpu", decided: false, noFix: []string{"container-gpus"}, detail: "daemon-reload"},
+		// A1b: 'No module named torch' inside pip's isolated build: the
+		// build environment lacks it, not the user's.
+		{log: "aa1_buildiso", cause: "framework_not_installed", decided: true, fixes: strpA(""), detail: "--no-build-isolation"},
+		// G22: unplugged power cables: connect them, no RMA.
+		{log: "x03_power", cause: "gpu_hardware_xid_error", decided: true, fixes: strpA(""), detail: "connect every power connector"},
 	} {
 		t.Run(c.log, func(t *testing.T) { checkReview2A(t, c) })
 	}
+}
+
+// TestOpen515TitleNamesDataCenter (G23): the 515/520 open module's
+// refusal of a GeForce is not titled "older than Turing".
+func TestOpen515TitleNamesDataCenter(t *testing.T) {
+	r := explainFile(t, "testdata/review/r2a_j09_open515_geforce.log")
+	for _, f := range r.Findings {
+		if f.Cause == "open_kernel_module_unsupported_gpu" {
+			if strings.Contains(f.Title, "older than Turing") || !strings.Contains(f.Title, "data-center") {
+				t.Errorf("title %q", f.Title)
+			}
+			return
+		}
+	}
+	t.Fatal("no open_kernel_module_unsupported_gpu finding")
 }
 
 func checkReview2A(t *testing.T, c review2ACase) {
