@@ -367,6 +367,33 @@ func TestNoDeviceCalibration(t *testing.T) {
 	}
 }
 
+// Chainer's check_cuda_available says 'CUDA environment is not correctly
+// set up' whenever importing CuPy failed, and appends CuPy's own error:
+// Chainer 1.x's bundled CuPy not built ('CuPy is not correctly installed
+// ... uninstall Chainer and reinstall it'), or in Chainer 2+ no cupy
+// package, or a CuPy whose CUDA libraries do not load. The line alone is
+// undecided; CuPy's 'not correctly installed' decides.
+var chainerCases = []judgmentCase{
+	{
+		name:  "chainer_cuda_not_set_up_alone_is_undecided",
+		log:   "RuntimeError: CUDA environment is not correctly set up\n",
+		cause: "framework_cpu_only_build", decided: false, noFix: []string{"framework-gpu-build"},
+	},
+	{
+		name: "chainer_cuda_not_set_up_with_cupy_not_built_decides",
+		log: `RuntimeError: CUDA environment is not correctly set up
+(see https://github.com/pfnet/chainer#installation).CuPy is not correctly installed. Please check your environment, uninstall Chainer and reinstall it with ` + "`pip install chainer --no-cache-dir -vvvv`" + `.
+`,
+		cause: "framework_cpu_only_build", decided: true,
+	},
+}
+
+func TestChainerCalibration(t *testing.T) {
+	for _, c := range chainerCases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
+
 func TestCalibration(t *testing.T) {
 	for _, c := range calibCases {
 		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
