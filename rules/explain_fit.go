@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/tfdoctor/doctor/checks"
@@ -18,6 +19,16 @@ func init() {
 }
 
 var fitReasoners = []*reasoner{
+	{
+		ID: "explain.open_module_old_gpu", Title: "The open kernel module loaded for a GPU older than Turing", Link: checks.LinkKernel, Phase: phaseFindings,
+		Causes: []string{"open_kernel_module_unsupported_gpu"},
+		Doc: `The driver finds no usable GPU ('No devices were found', the probe failing) while the
+paste shows the open flavour of the kernel module loaded (/proc/driver/nvidia/version:
+'Open Kernel Module') and lspci lists only NVIDIA GPUs older than Turing (GK, GM, GP, GV
+chips): the open modules support Turing and later only (open-gpu-kernel-modules README),
+so the proprietary flavour is needed. Decided, as the kernel's own refusal line would.`,
+		Run: reasonOpenModuleOldGPU,
+	},
 	{
 		ID: "explain.paste_framework", Title: "Whose program the paste runs, where the failing line does not say", Link: checks.LinkRuntime, Phase: phaseFindings,
 		Causes: []string{"unsupported_compute_capability", "libcudart_missing", "libcudnn_missing"},
@@ -157,5 +168,37 @@ func reasonCUDALibsFix(st *explainState) {
 			d.ev("tf_version", tfv)
 			d.reasons = append(d.reasons, "explain.cuda_libs_fix")
 		}
+	}
+}
+
+// newGPUOnBusRE is an lspci NVIDIA line of a Turing or later chip (TU,
+// GA, AD, GH, GB): a machine with one is not refused wholesale.
+var newGPUOnBusRE = regexp.MustCompile(`(?i)NVIDIA Corporation (?:TU|GA|AD|GH|GB)\d{3}`)
+
+func reasonOpenModuleOldGPU(st *explainState) {
+	if !st.has("open_kernel_module") || !st.has("pre_turing_gpu_on_bus") {
+		return
+	}
+	for _, l := range st.contexts["nvidia_gpu_on_bus"] {
+		if newGPUOnBusRE.MatchString(l.Text) {
+			return
+		}
+	}
+	if len(st.draftsWithCause("open_kernel_module_unsupported_gpu")) > 0 {
+		return // the kernel's own line says it
+	}
+	for _, d := range st.drafts {
+		if d.sig == nil || d.sig.ID != "smi.no_devices" || !d.symptom {
+			continue
+		}
+		d.cause = "open_kernel_module_unsupported_gpu"
+		d.link = st.lib.linkOf(d.cause)
+		d.symptom = false
+		d.noFix = false
+		d.title = "The NVIDIA open kernel module does not drive this GPU (older than Turing)"
+		d.detail = "The open flavour of the NVIDIA kernel module is loaded and the GPU is older than Turing: the open modules support Turing and later GPUs only (open-gpu-kernel-modules README, Compatible GPUs), so the driver finds no device it can use. Install the proprietary kernel module flavour of the driver (Ubuntu: nvidia-driver-<branch> rather than nvidia-driver-<branch>-open; the default from the 560 series is the open one), from a branch that still supports this GPU, and reboot."
+		d.ev("open_module_lines", firstN(st.contexts["open_kernel_module"], 1))
+		d.ev("gpu_lines", firstN(st.contexts["pre_turing_gpu_on_bus"], 2))
+		d.reasons = append(d.reasons, "explain.open_module_old_gpu")
 	}
 }

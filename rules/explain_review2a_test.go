@@ -57,6 +57,9 @@ func TestReview2AProbes(t *testing.T) {
 		// A1b: 'No module named torch' inside pip's isolated build: the
 		// build environment lacks it, not the user's.
 		{log: "aa1_buildiso", cause: "framework_not_installed", decided: true, fixes: strpA(""), detail: "--no-build-isolation"},
+		// A8: the open module loaded for a Pascal GPU decides it
+		// without the kernel's own refusal line.
+		{log: "j07_open_pascal_nomsg", cause: "open_kernel_module_unsupported_gpu", decided: true},
 		// G22: unplugged power cables: connect them, no RMA.
 		{log: "x03_power", cause: "gpu_hardware_xid_error", decided: true, fixes: strpA(""), detail: "connect every power connector"},
 	} {
