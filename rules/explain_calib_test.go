@@ -394,6 +394,52 @@ func TestChainerCalibration(t *testing.T) {
 	}
 }
 
+// A CUDA library whose soname names a CUDA minor version (up to CUDA 10
+// every toolkit library: libcudart.so.10.0; NVRTC in CUDA 11.0 and 11.1:
+// libnvrtc.so.11.1) is missing for that exact CUDA: no CUDA installed, or
+// another CUDA installed (the build is for another version). The line
+// alone does not say which; the installed CUDA the paste shows decides.
+var minorSonameCases = []judgmentCase{
+	{
+		name:  "nvrtc_11_1_missing_alone_is_undecided",
+		log:   "  ImportError: libnvrtc.so.11.1: cannot open shared object file: No such file or directory\n",
+		cause: "libcudart_missing", decided: false,
+	},
+	{
+		name: "nvrtc_11_1_missing_with_cuda_11_5_installed_is_a_mismatch",
+		log: `$ nvcc --version
+Cuda compilation tools, release 11.5, V11.5.119
+  ImportError: libnvrtc.so.11.1: cannot open shared object file: No such file or directory
+`,
+		cause: "cuda_version_mismatch_tf_build", decided: true,
+	},
+	{
+		name:  "cudart_10_0_missing_alone_is_undecided",
+		log:   "ImportError: libcudart.so.10.0: cannot open shared object file: No such file or directory\n",
+		cause: "libcudart_missing", decided: false,
+	},
+	{
+		name: "cudart_10_0_missing_with_cuda_10_1_installed_is_a_mismatch",
+		log: `/usr/local/cuda-10.1/lib64/libcudart.so.10.1
+ImportError: libcudart.so.10.0: cannot open shared object file: No such file or directory
+`,
+		cause: "cuda_version_mismatch_tf_build", decided: true,
+	},
+	{
+		// One soname serves all of CUDA 11 (libcudart.so.11.0): not
+		// minor-versioned, so unchanged.
+		name:  "cudart_11_0_missing_alone_stays_decided",
+		log:   "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n",
+		cause: "libcudart_missing", decided: true,
+	},
+}
+
+func TestMinorSonameCalibration(t *testing.T) {
+	for _, c := range minorSonameCases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
+
 func TestCalibration(t *testing.T) {
 	for _, c := range calibCases {
 		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })

@@ -423,8 +423,8 @@ func (st *explainState) libSightings(lib string, failLines map[int]bool) (majors
 		if sl := f.values["seen_lib"]; sl != "" && shortLib(strings.ToLower(sl)) == lib {
 			add(f, f.values["seen_version"])
 		}
-		if lib == "cudart" || lib == "cublas" {
-			// The CUDA toolkit's version is cudart's and (from 10.1 on)
+		if lib == "cudart" || lib == "cublas" || lib == "nvrtc" {
+			// The CUDA toolkit's version is cudart's, nvrtc's and (from 10.1 on)
 			// cublas's major version.
 			if v := f.values["seen_cuda_toolkit"]; v != "" {
 				add(f, v)
@@ -458,7 +458,7 @@ func reasonDlopenVersions(st *explainState) {
 		lib := d.values["lib"]
 		want := parseVer(d.values["lib_version"])
 		switch lib {
-		case "cudart", "cublas", "cufft", "curand", "cusolver", "cusparse", "cudnn":
+		case "cudart", "cublas", "cufft", "curand", "cusolver", "cusparse", "cudnn", "nvrtc":
 		default:
 			continue
 		}
@@ -466,7 +466,29 @@ func reasonDlopenVersions(st *explainState) {
 			continue
 		}
 		majors, minors, refs := st.libSightings(lib, failLines)
-		if lib == "cudart" || lib == "cublas" {
+		if lib == "nvrtc" {
+			// NVRTC's soname names the minor in CUDA 11.0 and 11.1; from
+			// 11.2 on libnvrtc.so.11.2 serves the rest of CUDA 11.
+			for m := range minors {
+				if v := parseVer(m); v.major() == 11 && len(v) >= 2 && v[1] > 2 {
+					delete(minors, m)
+					minors["11.2"] = true
+				}
+			}
+		}
+		// A soname that names a CUDA minor version (up to CUDA 10 every
+		// toolkit library's, NVRTC's in CUDA 11) is missing for that
+		// exact CUDA: none installed, or another CUDA installed. With no
+		// installed version in the paste the line does not say which.
+		minorSoname := lib != "cudnn" && len(want) >= 2 && (want.major() <= 10 || (lib == "nvrtc" && want.major() == 11))
+		if minorSoname && len(majors) == 0 && len(d.multi["ld_library_path"]) == 0 && !d.symptom {
+			d.symptom = true
+			d.noFix = true
+			d.note("%s names CUDA %s: the paste does not show which CUDA is installed. No CUDA of that version reads the same as a CUDA of another version installed (the program was built for another CUDA than the one here); nvcc --version, ls -d /usr/local/cuda* or ldconfig -p tell which.", d.values["library"], want[:2])
+			d.ev("installed_cuda", "not shown")
+			continue
+		}
+		if lib == "cudart" || lib == "cublas" || lib == "nvrtc" {
 			// The failing line's LD_LIBRARY_PATH shows the CUDA toolkit the
 			// loader was pointed at (/usr/local/cuda-11.8/lib64).
 			for _, p := range d.multi["ld_library_path"] {
@@ -481,7 +503,7 @@ func reasonDlopenVersions(st *explainState) {
 		// (libcudart.so.10.0, libcufft.so.10.0, libcublas.so.9.0): a
 		// libcudart.so.10.1 does not satisfy a build that asks for 10.0.
 		// From CUDA 11 one soname serves the whole major (libcudart.so.11.0).
-		byMinor := lib != "cudnn" && len(want) >= 2 && want.major() <= 10 && len(minors) > 0
+		byMinor := minorSoname && len(minors) > 0
 		if len(majors) == 0 || (majors[want.major()] && (!byMinor || minors[want[:2].String()])) {
 			continue
 		}
