@@ -20,6 +20,14 @@ func init() {
 
 var fitReasoners = []*reasoner{
 	{
+		ID: "explain.fixed_later", Title: "The paste's last run shows the GPU working", Link: checks.LinkRuntime, Phase: phaseFindings,
+		Causes: []string{"libcudnn_missing", "libcudart_missing"},
+		Doc: `A failure whose every line comes before a line showing the GPU in use (TensorFlow
+listing GPU:0, a device created) may be fixed already: the paste shows a run after it
+that worked (a user's fix between two runs). The finding says so and points at that line.`,
+		Run: reasonFixedLater,
+	},
+	{
 		ID: "explain.open_module_old_gpu", Title: "The open kernel module loaded for a GPU older than Turing", Link: checks.LinkKernel, Phase: phaseFindings,
 		Causes: []string{"open_kernel_module_unsupported_gpu"},
 		Doc: `The driver finds no usable GPU ('No devices were found', the probe failing) while the
@@ -200,5 +208,35 @@ func reasonOpenModuleOldGPU(st *explainState) {
 		d.ev("open_module_lines", firstN(st.contexts["open_kernel_module"], 1))
 		d.ev("gpu_lines", firstN(st.contexts["pre_turing_gpu_on_bus"], 2))
 		d.reasons = append(d.reasons, "explain.open_module_old_gpu")
+	}
+}
+
+func reasonFixedLater(st *explainState) {
+	lastOK := 0
+	var okHit hit
+	for _, h := range st.success {
+		if h.line > lastOK {
+			lastOK, okHit = h.line, h
+		}
+	}
+	if lastOK == 0 {
+		return
+	}
+	for _, d := range st.drafts {
+		if d.sig == nil || d.benign || d.severity != checks.SevError || len(d.lines) == 0 || d.count > len(d.lines) {
+			continue
+		}
+		last := 0
+		for _, l := range d.lines {
+			if l.Line > last {
+				last = l.Line
+			}
+		}
+		if last >= lastOK {
+			continue
+		}
+		d.note("Line %d, after this failure, shows the GPU in use (%q): if that run is the same program in the same environment, what was changed in between fixed this.", lastOK, strings.TrimSpace(okHit.text))
+		d.ev("later_success_line", quote(okHit))
+		d.reasons = append(d.reasons, "explain.fixed_later")
 	}
 }

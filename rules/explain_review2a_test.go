@@ -60,6 +60,9 @@ func TestReview2AProbes(t *testing.T) {
 		// A8: the open module loaded for a Pascal GPU decides it
 		// without the kernel's own refusal line.
 		{log: "j07_open_pascal_nomsg", cause: "open_kernel_module_unsupported_gpu", decided: true},
+		// G24: the user's fix, then a run listing GPU:0: the finding
+		// says the last run works.
+		{log: "y01_fixed_later", cause: "libcudnn_missing", decided: true, detail: "shows the GPU in use"},
 		// G22: unplugged power cables: connect them, no RMA.
 		{log: "x03_power", cause: "gpu_hardware_xid_error", decided: true, fixes: strpA(""), detail: "connect every power connector"},
 	} {
