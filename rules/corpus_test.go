@@ -36,10 +36,18 @@ const accuracyPath = "../docs/ACCURACY.md"
 // since; the floor sat under what the whole corpus measured with them:
 // 0.884 / 0.794 on 855 cases. Batches 5 and 6, 211 more never-seen logs,
 // joined with the signatures of d0ab2d9 at 0.855 / 0.800 on 1066 cases:
-// the floor follows the harder corpus, not a change to the signatures.)
+// the floor follows the harder corpus, not a change to the signatures.
+// Batch 7 joined at 0.872 / 0.812 on 1134 cases.)
+//
+// minDecidedPrecision guards the answers users act on: of the cases where
+// explain says "Root cause:" (decided, usually with a fix), at least this
+// share must be right. It was 0.979 at the start of the session that added
+// it and 0.989 (627/634) when it was set; on logs never seen before it
+// measured lower (blind-7: 18/23), which is why it is a floor here.
 const (
-	minCorpusAccuracy  = 0.85
-	minHeldOutAccuracy = 0.78
+	minCorpusAccuracy   = 0.85
+	minHeldOutAccuracy  = 0.78
+	minDecidedPrecision = 0.98
 )
 
 // corpusCase is one line of cases.jsonl or of a blind batch.
@@ -356,6 +364,10 @@ func TestCorpus(t *testing.T) {
 	if held > 0 && hacc < minHeldOutAccuracy {
 		t.Errorf("held-out accuracy %.3f is below the committed %.2f", hacc, minHeldOutAccuracy)
 	}
+	if c := calibrate(res); ratio(c.decidedRight, c.decided) < minDecidedPrecision {
+		t.Errorf("%d of %d decided (\"Root cause:\") answers are right (%.3f), below the committed %.2f: a line several causes share is a symptom (see README, explain)",
+			c.decidedRight, c.decided, ratio(c.decidedRight, c.decided), minDecidedPrecision)
+	}
 	golden.Check(t, accuracyPath, accuracyReport(res, readBlindRecord(t)))
 	if t.Failed() && !golden.Update() {
 		t.Log("after a change that moves accuracy, regenerate the report: go test ./rules -run TestCorpus -update")
@@ -402,7 +414,8 @@ func accuracyReport(res []corpusResult, rec blindRecord) []byte {
 	p("| top-1 accuracy, all cases | **%.3f** (%d/%d) |\n", ratio(right, len(res)), right, len(res))
 	p("| top-1 accuracy, training cases | %.3f (%d/%d) |\n", ratio(right-heldRight, len(res)-held), right-heldRight, len(res)-held)
 	p("| top-1 accuracy, held-out cases | **%.3f** (%d/%d, %d threads) |\n", ratio(heldRight, held), heldRight, held, len(heldThreads))
-	p("| committed minimum (all / held out) | %.2f / %.2f |\n\n", minCorpusAccuracy, minHeldOutAccuracy)
+	p("| committed minimum (all / held out) | %.2f / %.2f |\n", minCorpusAccuracy, minHeldOutAccuracy)
+	p("| committed minimum share of right \"Root cause:\" answers | %.2f |\n\n", minDecidedPrecision)
 	writeCalibration(p, res)
 	writeCalibrationByBatch(p, res, rec)
 	writeBlindSection(p, res, rec)
