@@ -445,3 +445,25 @@ func TestCalibration(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
 	}
 }
+
+// nvidia-container-cli's 'nvml error: driver not loaded' is
+// NVML_ERROR_DRIVER_NOT_LOADED (nvml.h: 'NVIDIA driver is not loaded'):
+// the host's NVML library is there and no NVIDIA kernel module runs. That
+// is a missing or broken driver, a module not built or refused, or a host
+// with no NVIDIA GPU at all (a CPU-only cloud instance started with the
+// NVIDIA runtime): undecided, and no driver install from the line alone.
+var hostDriverNotLoadedCases = []judgmentCase{
+	{
+		name: "nvml_driver_not_loaded_alone_is_undecided",
+		log: `docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'
+nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.
+`,
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+}
+
+func TestHostDriverNotLoadedCalibration(t *testing.T) {
+	for _, c := range hostDriverNotLoadedCases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
