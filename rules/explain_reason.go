@@ -1180,25 +1180,13 @@ func reasonVisibleDevices(st *explainState) {
 				// A MIG UUID CUDA cannot find: that instance does not
 				// exist (destroyed or recreated with a new UUID, MIG
 				// disabled, another node).
-				d := st.newDraft("explain.cuda_visible_devices", "mig_misconfigured", checks.SevError,
+				cvdNamesMissing(st, last, raw, nd, "mig_misconfigured",
 					"CUDA_VISIBLE_DEVICES="+raw+" names a MIG device CUDA did not find",
 					"The paste sets CUDA_VISIBLE_DEVICES to a MIG device UUID and CUDA then found no GPU: no MIG instance with that UUID exists here (instances that are destroyed and created again get new UUIDs; with MIG disabled there are none). nvidia-smi -L lists the MIG devices that exist.")
-				d.lines = []lineRef{quote(last)}
-				d.firstLine = last.line
-				d.weight = 20
-				d.ev("cuda_visible_devices", raw)
-				markCVDEcho(d, last)
-				d.ev("no_device_finding", nd.id)
 			} else if nd != nil {
-				d := st.newDraft("explain.cuda_visible_devices", "cuda_visible_devices_hides_gpu", checks.SevError,
+				cvdNamesMissing(st, last, raw, nd, "cuda_visible_devices_hides_gpu",
 					"CUDA_VISIBLE_DEVICES="+raw+" names a GPU CUDA did not find",
 					fmt.Sprintf("The paste sets CUDA_VISIBLE_DEVICES to %s and CUDA then found no GPU: the variable names GPUs this machine does not have (indexes count from 0). Unset it or use an index that nvidia-smi lists.", raw))
-				d.lines = []lineRef{quote(last)}
-				d.firstLine = last.line
-				d.weight = 20
-				d.ev("cuda_visible_devices", raw)
-				markCVDEcho(d, last)
-				d.ev("no_device_finding", nd.id)
 			}
 		} else if nd := st.noDeviceDraft(); nd != nil && len(gpus) == 0 && nd.symptom && nd.cause == "cuda_visible_devices_hides_gpu" {
 			// The variable shown leaves a GPU visible, and no nvidia-smi
@@ -2022,6 +2010,19 @@ func reasonCVDEcho(st *explainState) {
 }
 
 // markCVDEcho records that the value was read from a command's answer.
+// cvdNamesMissing drafts the finding that the CUDA_VISIBLE_DEVICES value
+// the paste shows (line last) names devices CUDA did not find, after the
+// no-device finding nd.
+func cvdNamesMissing(st *explainState, last hit, raw string, nd *draft, cause, title, detail string) {
+	d := st.newDraft("explain.cuda_visible_devices", cause, checks.SevError, title, detail)
+	d.lines = []lineRef{quote(last)}
+	d.firstLine = last.line
+	d.weight = 20
+	d.ev("cuda_visible_devices", raw)
+	markCVDEcho(d, last)
+	d.ev("no_device_finding", nd.id)
+}
+
 func markCVDEcho(d *draft, last hit) {
 	if last.values["cvd_echo"] != "" {
 		d.reasons = append(d.reasons, "explain.cvd_echo")
