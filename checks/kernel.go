@@ -166,9 +166,9 @@ all the driver is missing; with the user-space driver but no module for the
 running kernel (modules.dep, DKMS) the module was not built, usually after a
 kernel upgrade; with Secure Boot on and signature errors in the kernel log,
 the unsigned module was refused. With nothing of the driver installed and a
-PCI bus that lists functions but no NVIDIA display controller, the machine
-has no NVIDIA GPU at all (no_nvidia_gpu): installing a driver would not
-help. WSL 2 has no such module: the Windows driver serves the GPU.`,
+PCI bus that lists functions but no NVIDIA display controller (on x86_64;
+an Arm board's integrated GPU is not on the PCI bus), the machine has no
+NVIDIA GPU at all (no_nvidia_gpu): installing a driver would not help. WSL 2 has no such module: the Windows driver serves the GPU.`,
 	Run: func(p *Pass) {
 		s := p.Snap
 		if isWSL(s) {
@@ -225,9 +225,13 @@ help. WSL 2 has no such module: the Windows driver serves the GPU.`,
 			p.Error("kernel_module_not_built", "No NVIDIA kernel module for the running kernel "+kernel, detail, ev,
 				Fix{ID: FixDKMSRebuild, Title: "Build the module for this kernel", Risk: RiskModerate, NeedsRoot: true,
 					Steps: dkmsRebuildSteps(s.Platform.DistroID, kernel)})
-		case len(nvidiaPCI(s)) == 0 && s.PCIFunctions > 0 && s.Fact("pci").Known():
+		case len(nvidiaPCI(s)) == 0 && s.PCIFunctions > 0 && s.Fact("pci").Known() && s.Platform.Arch == "x86_64":
 			// The bus was listed (its functions are there) and holds no
 			// NVIDIA display controller: a driver has nothing to drive.
+			// Only on x86_64, where every NVIDIA GPU is a PCI function:
+			// on Arm boards (Jetson/Tegra) the integrated GPU is a
+			// platform device, absent from the PCI bus, so an empty bus
+			// proves nothing there.
 			ev["pci_functions"] = s.PCIFunctions
 			p.Error("no_nvidia_gpu", "This machine has no NVIDIA GPU",
 				fmt.Sprintf("The PCI bus lists %s and none of them is an NVIDIA display controller, and no NVIDIA driver is installed: no driver or library can make CUDA see a GPU here. Run on a machine that has one (a GPU instance type, a node with GPUs, PCI passthrough for a virtual machine), or on the CPU.", plural(s.PCIFunctions, "function", "functions")), ev)

@@ -26,7 +26,8 @@ func TestNoNvidiaGPU(t *testing.T) {
 		"pci listing failed": func(s *host.Snapshot) {
 			s.Collectors["pci"] = host.CollectorStatus{Error: "open /sys/bus/pci/devices: permission denied"}
 		},
-		"snapshot before pci_functions": func(s *host.Snapshot) { s.PCIFunctions = 0 },
+		"snapshot before pci_functions":                       func(s *host.Snapshot) { s.PCIFunctions = 0 },
+		"an Arm board (a Jetson's GPU is not on the PCI bus)": func(s *host.Snapshot) { s.Platform.Arch = "aarch64" },
 		"an NVIDIA GPU on the bus": func(s *host.Snapshot) {
 			s.PCI = []host.PCIDevice{{Address: "0000:17:00.0", Vendor: "0x10de", Device: "0x2684", Class: "0x030000", NUMANode: -1}}
 		},
