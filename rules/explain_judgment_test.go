@@ -23,6 +23,10 @@ type judgmentCase struct {
 	// notFinding lists finding IDs (signatures, reasoners) that must not
 	// be reported as failing.
 	notFinding []string
+	// fixes, when set, is the root finding's fix IDs, comma-separated.
+	fixes *string
+	// detail, when set, is a phrase the root finding's detail contains.
+	detail string
 }
 
 var judgmentCases = []judgmentCase{
@@ -307,7 +311,12 @@ func TestExplainJudgment(t *testing.T) {
 // decided, and the fixes, labels and findings it must not show.
 func checkJudgment(t *testing.T, c judgmentCase) {
 	t.Helper()
-	r := ExplainText(c.log)
+	checkReport(t, ExplainText(c.log), c)
+}
+
+// checkReport checks what explain said (r) against c; c.log is not read.
+func checkReport(t *testing.T, r *Report, c judgmentCase) {
+	t.Helper()
 	var b strings.Builder
 	for _, f := range r.Findings {
 		b.WriteString("\n  " + f.ID + " " + string(f.Severity) + " " + f.Cause + ": " + f.Title)
@@ -326,6 +335,14 @@ func checkJudgment(t *testing.T, c judgmentCase) {
 		if r.RootCause != nil && f.ID == r.RootCause.ID {
 			if d, _ := f.Evidence[DecidedKey].(bool); d != c.decided {
 				t.Errorf("root finding %s decided=%v, want %v; findings:%s", f.ID, d, c.decided, b.String())
+			}
+			if c.fixes != nil {
+				if got := strings.Join(fixIDs(f.Fixes), ","); got != *c.fixes {
+					t.Errorf("%s: fixes [%s], want [%s]", f.ID, got, *c.fixes)
+				}
+			}
+			if c.detail != "" && !strings.Contains(f.Detail, c.detail) {
+				t.Errorf("%s: detail %q lacks %q", f.ID, f.Detail, c.detail)
 			}
 		}
 		if !f.Failing() {
