@@ -684,6 +684,7 @@ func reasonDriverCUDA(st *explainState) {
 var runtimeError35 = map[string]bool{
 	"cuda driver version is insufficient": true, "cudaerrorinsufficientdriver": true,
 	"cudart init failure: 35": true, "insufficient cuda driver": true,
+	"35": true, // a bare number: "CUDA error 35", "Unknown CUresult: 35"
 }
 
 func firstLineOf(groups ...[]lineRef) int {

@@ -1,0 +1,95 @@
+package rules
+
+import "testing"
+
+// familyCases: message families that explain recognised in none of their
+// wordings, or named by the wrong family, written from the source of the
+// program that prints them (each signature's sources), never from one log.
+// A line several causes share stays "most likely" (decided false).
+var familyCases = []judgmentCase{
+	// Transformers' bitsandbytes quantizers refuse a device map that put
+	// modules on the CPU or the disk because they did not fit in the GPU
+	// memory free at load time (quantizer_bnb_8bit.py/_4bit.py): the job
+	// does not fit, or another process holds memory. An OOM, undecided.
+	{
+		name:  "hf_bnb_modules_dispatched_on_cpu_is_gpu_memory",
+		log:   "ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the quantized model. If you want to dispatch the model on the CPU or the disk while keeping these modules in 32-bit, you need to set `llm_int8_enable_fp32_cpu_offload=True` and pass a custom `device_map` to `from_pretrained`.\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+		noFix: []string{"tf-allow-growth"},
+	},
+	{
+		name:  "hf_awq_device_map_with_cpu_is_gpu_memory",
+		log:   "ValueError: You are attempting to load an AWQ model with a device_map that contains a CPU or disk device. This is not supported. Please remove the CPU or disk device from the device_map.\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
+	// The CUDA runtime's cudaErrorMemoryAllocation and the driver API's
+	// CUDA_ERROR_OUT_OF_MEMORY are both 2: a program that prints only the
+	// number reports an out-of-memory.
+	{
+		name:  "bare_cuda_error_2_is_out_of_memory",
+		log:   "CUDA error! 2\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
+	{
+		name:  "cuda_error_20_is_not_2",
+		log:   "CUDA error! 20\n",
+		cause: "", notCause: []string{"gpu_out_of_memory_own_job"},
+	},
+	// TensorFlow 1.x's host allocator notice ('of system memory', without
+	// 'free') is as harmless as 2.x's.
+	{
+		name:  "tf1_allocation_exceeds_10pct_of_system_memory_is_harmless",
+		log:   "2019-09-14 14:44:51.775151: W tensorflow/core/framework/cpu_allocator_impl.cc:81] Allocation of 376320000 exceeds 10% of system memory.\n",
+		cause: "benign_warning_only", decided: false,
+	},
+	// glog's CHECK on a CUDA device count (COLMAP's CHECK_GT(num_cuda_devices, 0)).
+	{
+		name:  "glog_check_cuda_device_count_zero",
+		log:   "F1023 10:00:00.000000  1234 cuda.cc:40] Check failed: num_cuda_devices > 0 (0 vs. 0)\n*** Check failure stack trace: ***\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name:  "miner_cuda_initialize_error",
+		log:   "20210101 10:00:00 ERROR: Can't start miner, CUDA initialize error\n",
+		cause: "cuinit_unknown_error", decided: false,
+	},
+	// The runtime's error 35 (cudaErrorInsufficientDriver) as a bare number:
+	// the same reading as its text, undecided (the runtime says it where no
+	// driver is loaded too); a driver version shown decides it.
+	{
+		name:  "bare_runtime_error_35_is_driver_too_old_undecided",
+		log:   "panic: Unknown CUresult: 35\n",
+		cause: "driver_too_old_for_cuda", decided: false,
+	},
+	{
+		name: "bare_runtime_error_35_with_the_driver_shown",
+		log: `| NVIDIA-SMI 367.57                 Driver Version: 367.57                    |
+CUDA error 35 at main.cu:42
+`,
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	{
+		name:  "cuda_error_350_is_not_35",
+		log:   "CUDA error 350\n",
+		cause: "", notCause: []string{"driver_too_old_for_cuda"},
+	},
+	// PyTorch's CPU kernels without float16 ('"addmm_impl_cpu_" not
+	// implemented for 'Half'', Dispatch.h): the model runs on the CPU.
+	{
+		name:  "torch_half_kernel_on_cpu",
+		log:   "RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'\n",
+		cause: "framework_cpu_only_build", decided: false,
+		noFix: []string{"pip-install-tensorflow"},
+	},
+	{
+		name:  "torch_half_cuda_kernel_is_not_cpu",
+		log:   "RuntimeError: \"baddbmm_cuda\" not implemented for 'Half'\n",
+		cause: "", notCause: []string{"framework_cpu_only_build"},
+	},
+}
+
+func TestFamilies(t *testing.T) {
+	for _, c := range familyCases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
