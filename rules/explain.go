@@ -439,13 +439,13 @@ func (st *explainState) newDraft(id, cause string, sev checks.Severity, title, d
 var contextOrder = []string{"wsl", "container", "windows", "jupyter"}
 
 // contextsOf lists the contexts a signature reacts to in precedence
-// order: those of contextOrder first, then the signature's own contexts
-// (ld_path_cudnn...) by name.
+// order: the cues first (explain_cues.go), those of contextOrder next,
+// then the signature's own contexts (ld_path_cudnn...) by name.
 func contextsOf(s *Signature) []string {
-	out := append([]string(nil), contextOrder...)
+	out := append(append([]string(nil), cueContexts...), contextOrder...)
 	var own []string
 	for c := range s.Contexts {
-		if !slices.Contains(contextOrder, c) {
+		if !slices.Contains(contextOrder, c) && !isCue(c) {
 			own = append(own, c)
 		}
 	}
@@ -538,6 +538,18 @@ func (st *explainState) resolve(d *draft) {
 		if !ok || !st.has(c) || (o.From != "" && o.From != d.cause) {
 			continue
 		}
+		if isCue(c) {
+			// A cue moves only an undecided finding, and leaves it
+			// undecided without a fix (explain_cues.go).
+			if !d.symptom {
+				continue
+			}
+			apply(o, true)
+			d.symptom, d.noFix = true, true
+			d.ev("cue", c)
+			d.ev("cue_lines", firstN(st.contexts[c], 2))
+			break
+		}
 		if c == "windows" && o.Cause == "tf_windows_native_gpu_unsupported" {
 			// TensorFlow 2.10 was the last release with GPU support on
 			// native Windows: the verdict needs a TensorFlow of 2.11 or
@@ -629,6 +641,7 @@ func explainHits(lib *library, hits []hit, extra map[*Signature]int, version str
 	if st.has("wsl") {
 		delete(st.contexts, "windows")
 	}
+	st.dropOutweighedCues()
 	// A line a specific signature knows (a harmless notice too) is
 	// explained by it: a broad signature does not read it again.
 	known := map[int]bool{}

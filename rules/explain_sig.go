@@ -381,6 +381,9 @@ func (l *library) validate() []string {
 			if !contexts[name] {
 				bad("%s: unknown context %q", where, name)
 			}
+			if isCue(name) && (o.Decide || o.Benign || o.Severity != "") {
+				bad("%s context %s: a cue only moves an undecided finding to another label (explain_cues.go)", where, name)
+			}
 			checkOverride(where+" context "+name, o)
 		}
 		for _, n := range s.Needs {

@@ -1,0 +1,53 @@
+package rules
+
+// Cues (signatures/cues.json): lines that say where a paste comes from
+// and so which of a shared symptom's causes is the likelier, without
+// proving it. A Mac on macOS 10.14 or later, an AMD graphics card, an
+// unfiltered lspci listing of an x86 machine: where a line says only that
+// CUDA found no driver or no device, such a paste most likely comes from a
+// machine with no NVIDIA GPU. A cue moves an undecided finding (a
+// symptom) to that label and keeps it undecided, asking for what decides;
+// it never touches a decided finding, and it never decides one (only a
+// line that proves the cause does: ctx.apple_silicon, lspci's NVIDIA
+// device). The paste showing an NVIDIA GPU outweighs it.
+
+// cueNoNvidiaGPU marks a paste from a machine that most likely has no
+// NVIDIA GPU.
+const cueNoNvidiaGPU = "no_nvidia_gpu_cue"
+
+// cueContexts are the contexts that are cues. They come before every
+// other context of a signature (contextsOf): where a cue holds, a
+// container or WSL on that machine fails for the same deeper reason.
+var cueContexts = []string{cueNoNvidiaGPU}
+
+func isCue(ctx string) bool {
+	for _, c := range cueContexts {
+		if c == ctx {
+			return true
+		}
+	}
+	return false
+}
+
+// dropOutweighedCues removes the cues the paste itself contradicts.
+func (st *explainState) dropOutweighedCues() {
+	// A Mac with Apple silicon says more (ctx.apple_silicon decides), and
+	// a paste that shows an NVIDIA GPU, its driver or the GPU in use is
+	// not from a machine without one.
+	if st.has(cueNoNvidiaGPU) && (st.has("apple_silicon") || st.nvidiaGPUShown()) {
+		delete(st.contexts, cueNoNvidiaGPU)
+	}
+}
+
+// nvidiaGPUShown reports whether the paste shows an NVIDIA GPU or a
+// loaded NVIDIA driver: lspci's NVIDIA device, a product named,
+// nvidia-smi's rows or version header, lsmod's nvidia module, libcuda
+// loaded, the GPU in use.
+func (st *explainState) nvidiaGPUShown() bool {
+	for _, c := range []string{"nvidia_gpu_on_bus", "nvidia_gpu_named", "driver_version_shown", "nvidia_module_loaded", "libcuda_loaded"} {
+		if st.has(c) {
+			return true
+		}
+	}
+	return len(st.success) > 0 || len(st.smiGPUs()) > 0 || len(st.factValues("gpu_name")) > 0
+}

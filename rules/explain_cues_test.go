@@ -1,0 +1,141 @@
+package rules
+
+import "testing"
+
+// cueCases: a line that says only that CUDA found no driver or no device
+// is read by the cues the paste holds (explain_cues.go,
+// signatures/cues.json). A paste from a machine that most likely has no
+// NVIDIA GPU (a Mac on macOS 10.14 or later, where no NVIDIA driver
+// exists; an AMD graphics card; an unfiltered lspci listing of an x86
+// machine with no NVIDIA device) moves the undecided answer to
+// no_nvidia_gpu, still undecided and without a fix; the same paste showing
+// an NVIDIA GPU, a decided finding or Apple silicon are left as they were.
+// Each case failed before the cues existed.
+var cueCases = []judgmentCase{
+	{
+		name: "macos_x86_found_no_driver",
+		log: `Platform: macOS-10.15.7-x86_64-i386-64bit
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "no_nvidia_gpu", decided: false, noFix: []string{"install-driver"},
+		detail: "points to a machine without an NVIDIA GPU",
+	},
+	{
+		name: "macos_uname_error_35",
+		log: `Darwin iMac.local 21.6.0 Darwin Kernel Version 21.6.0: Mon Aug 22 20:17:10 PDT 2022; root:xnu-8020.140.49~2/RELEASE_X86_64 x86_64
+Check failed: error == cudaSuccess (35 vs. 0)  CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	{
+		name: "collect_env_macos_torch_cuda_unavailable",
+		log: `OS: macOS 12.6 (x86_64)
+Is CUDA available: False
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	{
+		name: "amd_card_on_the_bus_cuinit_unknown",
+		log: `$ lspci | grep VGA
+0a:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 21 [Radeon RX 6800/6800 XT / 6900 XT] (rev c1)
+pycuda._driver.Error: cuInit failed: unknown error
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	{
+		name: "rocm_smi_and_no_cuda_device",
+		log: `======================= ROCm System Management Interface =======================
+RuntimeError: CUDA error: no CUDA-capable device is detected
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	{
+		name: "cloud_vm_lspci_without_nvidia_smi_fails",
+		log: `$ lspci
+00:00.0 Host bridge: Intel Corporation 440FX - 82441FX PMC [Natoma] (rev 02)
+00:01.0 ISA bridge: Intel Corporation 82371SB PIIX3 ISA [Natoma/Triton II]
+00:02.0 VGA compatible controller: Cirrus Logic GD 5446
+00:03.0 Ethernet controller: Amazon.com, Inc. Elastic Network Adapter (ENA)
+$ nvidia-smi
+NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	// A container on such a machine fails for the deeper reason: the
+	// host has no NVIDIA GPU to give it.
+	{
+		name: "docker_on_an_amd_machine",
+		log: `GPU: AMD Radeon RX 580 Series
+root@4f2a9c1b7e3d:/workspace# python -c "import torch; torch.zeros(1).cuda()"
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "no_nvidia_gpu", decided: false, notCause: []string{"container_runtime_no_gpu"},
+	},
+	// The broad tier reads the cue too (a value or context may change its
+	// label, never decide it).
+	{
+		name: "broad_driver_not_found_on_a_mac",
+		log: `OS: Mac OSX 10.15.7 (x86_64)
+  CUDA driver not found
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	// What the cue must leave alone.
+	{
+		name: "lspci_listing_with_the_nvidia_gpu",
+		log: `$ lspci
+00:00.0 Host bridge: Intel Corporation 440FX - 82441FX PMC [Natoma] (rev 02)
+00:1e.0 3D controller: NVIDIA Corporation GK210GL [Tesla K80] (rev a1)
+$ nvidia-smi
+NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.
+`,
+		cause: "kernel_module_not_built", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
+	{
+		name: "amd_igpu_laptop_is_no_cue",
+		log: `05:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Renoir (rev c6)
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
+	{
+		name: "an_nvidia_gpu_named_outweighs_the_amd_card",
+		log: `GPU 0: AMD Radeon RX 580 Series
+GPU 1: NVIDIA GeForce RTX 3060
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
+	{
+		name: "old_macos_with_cuda_driver_is_no_cue",
+		log: `Darwin-17.7.0-x86_64-i386-64bit
+Check failed: error == cudaSuccess (35 vs. 0)  CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "driver_too_old_for_cuda", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
+	// Apple silicon decides (ctx.apple_silicon); the cue does not take
+	// that away.
+	{
+		name: "apple_silicon_still_decides",
+		log: `Darwin MacBook-Pro.local 23.1.0 Darwin Kernel Version 23.1.0: Mon Oct  9 21:27:24 PDT 2023; root:xnu-10002.41.9~6/RELEASE_ARM64_T6000 arm64
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "no_nvidia_gpu", decided: true,
+	},
+	// A decided finding is not moved by a cue: the GPU in use says the
+	// machine has one.
+	{
+		name: "gpu_in_use_outweighs_the_mac_cue",
+		log: `OS: macOS 10.15.7 (x86_64)
+2017-10-10 10:10:10.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1030] Creating TensorFlow device (/gpu:0) -> (device: 0, name: GeForce GTX 1080, pci bus id: 0000:01:00.0)
+E tensorflow/stream_executor/cuda/cuda_driver.cc:1002] failed to allocate 190.31M (199557120 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY
+`,
+		notCause: []string{"no_nvidia_gpu"}, cause: "gpu_out_of_memory_own_job", decided: false,
+	},
+}
+
+func TestCues(t *testing.T) {
+	for _, c := range cueCases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
