@@ -94,6 +94,115 @@ GPU 0: NVIDIA RTX A6000 (UUID: GPU-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0)
 		log:   "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized\n",
 		cause: "fabric_manager_not_running", decided: false,
 	},
+
+	// NGC images' entrypoint prints 'The NVIDIA Driver was not detected'
+	// when it finds no libcuda.so.1 or /dev/nvidiactl. WSL 2 has no
+	// /dev/nvidiactl (its GPU is /dev/dxg), so there the banner shows with
+	// a working GPU (NVIDIA/nvidia-docker#1548; CUDA on WSL user guide):
+	// under WSL the banner does not decide.
+	{
+		name: "ngc_banner_under_wsl_is_undecided",
+		log: `me@DESKTOP-AB12CDE:/mnt/c/Users/me$ docker run --gpus all -it nvcr.io/nvidia/pytorch:23.10-py3
+WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.
+   Use the NVIDIA Container Toolkit to start this container with GPU support; see
+`,
+		cause: "container_runtime_no_gpu", decided: false,
+	},
+	{
+		name:  "ngc_banner_alone_stays_decided",
+		log:   "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n",
+		cause: "container_runtime_no_gpu", decided: true,
+	},
+	// nvidia-container-cli on WSL: dxcore found no adapter. The Windows
+	// driver lacks WSL support or is missing, WSL is outdated, or the
+	// Windows machine has no NVIDIA GPU at all (threads: a laptop without
+	// one, Windows without a dedicated GPU): not decided.
+	{
+		name:  "wsl_no_adapters_alone_is_undecided",
+		log:   "nvidia-container-cli: initialization error: WSL environment detected but no adapters were found: unknown.\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+	// The device plugin's NVML messages name both readings themselves: 'If
+	// this is a GPU node, did you configure the NVIDIA Container Toolkit?'
+	// and 'If this is not a GPU node, you should set up a toleration or
+	// nodeSelector' (a DaemonSet runs on CPU-only nodes too): decided only
+	// where the paste shows the node's GPU or driver.
+	{
+		name: "device_plugin_nvml_missing_alone_is_undecided",
+		log: `I0506 17:45:45.421000       1 main.go:256] Retreiving plugins.
+E0506 17:45:45.421956       1 factory.go:112] Incompatible strategy detected auto
+E0506 17:45:45.421965       1 factory.go:113] If this is a GPU node, did you configure the NVIDIA Container Toolkit?
+E0506 17:45:45.421970       1 factory.go:115] If this is not a GPU node, you should set up a toleration or nodeSelector to only deploy this plugin on GPU nodes
+`,
+		cause: "container_runtime_no_gpu", decided: false,
+	},
+	{
+		name: "device_plugin_nvml_missing_on_a_node_with_the_driver",
+		log: `$ nvidia-smi
+| NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |
+E0506 17:45:45.421956       1 factory.go:112] Incompatible strategy detected auto
+E0506 17:45:45.421965       1 factory.go:113] If this is a GPU node, did you configure the NVIDIA Container Toolkit?
+`,
+		cause: "container_runtime_no_gpu", decided: true,
+	},
+	// nvidia-smi --help-query-gpu: the current PCIe link generation and
+	// width 'may be reduced when the GPU is not in use'. lspci's
+	// '(downgraded)' read on an idle GPU is no proof of a bad link.
+	{
+		name:  "lspci_link_downgraded_is_undecided",
+		log:   "\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16 (ok)\n",
+		cause: "pcie_link_degraded", decided: false,
+	},
+	// Caffe2's 'Found an unknown error' is cudaGetDeviceCount returning
+	// cudaErrorUnknown: the same bare unknown error as CUDA_ERROR_UNKNOWN,
+	// undecided unless the paste shows a loaded driver.
+	{
+		name:  "caffe2_unknown_error_alone_is_undecided",
+		log:   "E0508 18:40:25.340945  8217 common_gpu.cc:55] Found an unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. I will set the available devices to be zero.\n",
+		cause: "cuinit_unknown_error", decided: false,
+	},
+	{
+		name: "caffe2_unknown_error_with_the_driver_shown",
+		log: `| NVIDIA-SMI 418.67       Driver Version: 418.67       CUDA Version: 10.1     |
+E0508 18:40:25.340945  8217 common_gpu.cc:55] Found an unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. I will set the available devices to be zero.
+`,
+		cause: "cuinit_unknown_error", decided: true,
+	},
+	// 'undefined symbol: X, version libY.so.N' says a library of another
+	// build was loaded: another copy on LD_LIBRARY_PATH, or a set of pip
+	// wheels that do not go together (PyTorch's own nvJitLink packaging,
+	// pytorch/pytorch#131312 fixed by #131295; #134929). Decided
+	// LD_LIBRARY_PATH only where the paste shows it pointing at a CUDA.
+	{
+		name:  "undefined_versioned_symbol_alone_is_undecided",
+		log:   "ImportError: /venv/lib/python3.11/site-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12\n",
+		cause: "ld_library_path_pollution", decided: false,
+	},
+	{
+		name: "undefined_versioned_symbol_with_a_cuda_on_ld_library_path",
+		log: `$ echo $LD_LIBRARY_PATH
+/usr/local/cuda-12.1/lib64:
+ImportError: /venv/lib/python3.11/site-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12
+`,
+		cause: "ld_library_path_pollution", decided: true,
+	},
+	// XLA compiles its kernels at run time for the device's own compute
+	// capability (ptxas, or the driver from PTX), so a JAX/XLA cubin with
+	// 'no binary for this GPU' is not an architecture missing from the
+	// build: a PTX or cubin newer than the driver can load is the likelier
+	// reading (jax-ml/jax#5723: nvcc 11.7 with a driver of CUDA 11.4;
+	// jaxlib later fell back when the driver is too old). Undecided.
+	{
+		name: "jax_no_kernel_image_is_not_a_missing_architecture",
+		log: `jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to load in-memory CUBIN: CUDA_ERROR_NO_BINARY_FOR_GPU: no kernel image is available for execution on the device
+`,
+		cause: "driver_too_old_for_cuda", decided: false, notCause: []string{"unsupported_compute_capability"},
+	},
+	{
+		name:  "torch_no_kernel_image_stays_decided",
+		log:   "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+		cause: "unsupported_compute_capability", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
