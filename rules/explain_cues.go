@@ -5,20 +5,31 @@ package rules
 // proving it. A Mac on macOS 10.14 or later, an AMD graphics card, an
 // unfiltered lspci listing of an x86 machine: where a line says only that
 // CUDA found no driver or no device, such a paste most likely comes from a
-// machine with no NVIDIA GPU. A cue moves an undecided finding (a
+// machine with no NVIDIA GPU. A container's own output (Compose's log
+// prefix, a docker build's steps): most likely a container started without
+// GPU access. A cue moves an undecided finding (a
 // symptom) to that label and keeps it undecided, asking for what decides;
 // it never touches a decided finding, and it never decides one (only a
 // line that proves the cause does: ctx.apple_silicon, lspci's NVIDIA
 // device). The paste showing an NVIDIA GPU outweighs it.
 
-// cueNoNvidiaGPU marks a paste from a machine that most likely has no
-// NVIDIA GPU.
-const cueNoNvidiaGPU = "no_nvidia_gpu_cue"
+// The cues.
+const (
+	// cueNoNvidiaGPU marks a paste from a machine that most likely has no
+	// NVIDIA GPU.
+	cueNoNvidiaGPU = "no_nvidia_gpu_cue"
+	// cueContainer marks a container's own output (Compose's log prefix,
+	// a docker build's steps, an NGC banner) where the paste shows no
+	// container command or prompt (ctx.container).
+	cueContainer = "container_cue"
+)
 
-// cueContexts are the contexts that are cues. They come before every
-// other context of a signature (contextsOf): where a cue holds, a
-// container or WSL on that machine fails for the same deeper reason.
-var cueContexts = []string{cueNoNvidiaGPU}
+// cueContexts are the contexts that are cues, in precedence order. They
+// come before every other context of a signature (contextsOf): where the
+// machine has no NVIDIA GPU, a container or WSL on it fails for that
+// deeper reason. A cue the paste outweighs is dropped first
+// (dropOutweighedCues), so ctx.container's own reading keeps its place.
+var cueContexts = []string{cueNoNvidiaGPU, cueContainer}
 
 func isCue(ctx string) bool {
 	for _, c := range cueContexts {
@@ -36,6 +47,11 @@ func (st *explainState) dropOutweighedCues() {
 	// not from a machine without one.
 	if st.has(cueNoNvidiaGPU) && (st.has("apple_silicon") || st.nvidiaGPUShown()) {
 		delete(st.contexts, cueNoNvidiaGPU)
+	}
+	// A container command or prompt (ctx.container) says the same as a
+	// container cue, and its signatures' own reading of it applies.
+	if st.has("container") {
+		delete(st.contexts, cueContainer)
 	}
 }
 

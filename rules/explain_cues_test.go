@@ -134,6 +134,76 @@ E tensorflow/stream_executor/cuda/cuda_driver.cc:1002] failed to allocate 190.31
 	},
 }
 
+// containerCueCases: a container's own output, where the paste shows no
+// container command or prompt, makes 'no driver / no device' most likely
+// a container started without GPU access; ctx.container's own reading
+// (decided where its signatures say so) is not weakened by it.
+var containerCueCases = []judgmentCase{
+	{
+		name: "compose_log_prefix_found_no_driver",
+		log: `comfyui-1  | Traceback (most recent call last):
+comfyui-1  |   File "/app/main.py", line 12, in <module>
+comfyui-1  | RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "container_runtime_no_gpu", decided: false, noFix: []string{"install-driver"},
+		detail: "the paste comes from a container",
+	},
+	{
+		name: "docker_build_step_cuda_unavailable",
+		log: `#9 [5/7] RUN python setup.py build_ext --inplace
+#9 0.912 No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'
+`,
+		cause: "container_runtime_no_gpu", decided: false,
+	},
+	{
+		name: "ngc_banner_error_35",
+		log: `NVIDIA Release 24.01 (build 80741402)
+Container image Copyright (c) 2024, NVIDIA CORPORATION & AFFILIATES. All rights reserved.
+RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "container_runtime_no_gpu", decided: false,
+	},
+	{
+		name: "no_name_prompt_smi_cannot_communicate",
+		log: `I have no name!@5c1f0e2d9a7b:/workspace$ nvidia-smi
+NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.
+`,
+		cause: "container_runtime_no_gpu", decided: false,
+	},
+	// A machine without an NVIDIA GPU outweighs the container.
+	{
+		name: "compose_on_an_intel_mac",
+		log: `OS: macOS 13.5 (x86_64)
+app-1  | RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	// ctx.container (a root prompt with a container ID) keeps deciding
+	// where its signatures say so: the cue does not undo it.
+	{
+		name: "container_prompt_keeps_its_reading",
+		log: `root@4f2a9c1b7e3d:/workspace# python train.py
+app-1  | RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "container_runtime_no_gpu", decided: true,
+	},
+	// A markdown table or nvidia-smi's rows are no Compose prefix.
+	{
+		name: "smi_rows_are_no_compose_prefix",
+		log: `|   0  GeForce GTX 1080    Off  | 00000000:01:00.0 Off |                  N/A |
+| N/A   54C    P0   246W / 300W |  15514MiB / 16130MiB |    100%      Default |
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		notCause: []string{"container_runtime_no_gpu", "no_nvidia_gpu"}, cause: "driver_missing", decided: false,
+	},
+}
+
+func TestContainerCues(t *testing.T) {
+	for _, c := range containerCueCases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
+
 func TestCues(t *testing.T) {
 	for _, c := range cueCases {
 		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
