@@ -86,6 +86,23 @@ CUDA error 35 at main.cu:42
 		log:   "RuntimeError: \"baddbmm_cuda\" not implemented for 'Half'\n",
 		cause: "", notCause: []string{"framework_cpu_only_build"},
 	},
+	// PyTorch maps no GPU memory ahead (CUDACachingAllocator), so its failed
+	// cuBLAS handle (CublasHandlePool.cpp, TORCH_CUDABLAS_CHECK) is memory
+	// already full, not TensorFlow's preallocation, unless TensorFlow runs
+	// in the same paste.
+	{
+		name:  "torch_cublas_handle_alloc_failed_is_gpu_memory_not_preallocation",
+		log:   "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+		notCause: []string{"gpu_memory_preallocation"}, noFix: []string{"tf-allow-growth"},
+	},
+	{
+		name: "torch_cublas_handle_with_tensorflow_in_the_paste_is_preallocation",
+		log: `2019-01-01 12:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1351] Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 10813 MB memory)
+RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling ` + "`cublasCreate(handle)`" + `
+`,
+		cause: "gpu_memory_preallocation", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
