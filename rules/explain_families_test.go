@@ -103,6 +103,20 @@ RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling ` + "`cublasCr
 `,
 		cause: "gpu_memory_preallocation", decided: false,
 	},
+	// Windows refusing an application's CUDA build of its own engine DLL
+	// (dylib's 'Could not load library', ctypes' '(or one of its
+	// dependencies)'): the DLL is there, a dependency is not, for a CUDA
+	// build most often the CUDA runtime and cuBLAS DLLs. Undecided.
+	{
+		name:  "windows_cuda_engine_dll_not_loaded",
+		log:   "ERROR Could not load engine: Could not load library \"C:\\App\\bin\\win-cuda-12-0/engines/llama/engine.dll\"\n",
+		cause: "libcudart_missing", decided: false,
+	},
+	{
+		name:     "windows_dll_without_cuda_is_not_the_cuda_runtime",
+		log:      "ERROR Could not load engine: Could not load library \"C:\\App\\bin\\win-avx2/engines/llama/engine.dll\"\n",
+		notCause: []string{"libcudart_missing"},
+	},
 }
 
 func TestFamilies(t *testing.T) {
