@@ -203,6 +203,68 @@ ImportError: /venv/lib/python3.11/site-packages/torch/lib/../../nvidia/cusparse/
 		log:   "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
 		cause: "unsupported_compute_capability", decided: true,
 	},
+
+	// nvidia-container-cli asks the host's NVML about the driver and the
+	// GPUs before it sets up the container (src/cli/configure.c 'detection
+	// error'): an NVML failure there is the host driver's, not the
+	// container runtime's. 'unknown error': a driver install problem (an
+	// NVIDIA maintainer in NVIDIA/nvidia-docker#1348, fixed by another
+	// driver), 'function not found': an NVML too old for this cli
+	// (#1280, #579 with a 340 driver), 'GPU is lost' (nvml.h
+	// NVML_ERROR_GPU_IS_LOST: fallen off the bus or otherwise
+	// inaccessible).
+	{
+		name:  "nvc_nvml_unknown_error_is_the_host_driver",
+		log:   "nvidia-container-cli: detection error: nvml error: unknown error: unknown.\n",
+		cause: "driver_missing", decided: false, notCause: []string{"container_runtime_no_gpu"}, noFix: []string{"install-driver"},
+	},
+	{
+		name:  "nvc_nvml_function_not_found_is_an_old_driver",
+		log:   "nvidia-container-cli: detection error: nvml error: function not found: unknown.\n",
+		cause: "driver_too_old_for_cuda", decided: false, notCause: []string{"container_runtime_no_gpu"},
+	},
+	{
+		name:  "nvc_nvml_gpu_is_lost_is_the_gpu",
+		log:   "nvidia-container-cli: detection error: nvml error: gpu is lost: unknown.\n",
+		cause: "gpu_hardware_xid_error", decided: true,
+	},
+	{
+		name:  "nvc_mount_error_stays_the_runtime",
+		log:   "nvidia-container-cli: mount error: open failed: /sys/fs/cgroup/devices/user.slice/devices.allow: permission denied: unknown\n",
+		cause: "container_runtime_no_gpu", decided: true,
+	},
+	// pip says '(from versions: none)' whenever its index gave it nothing
+	// it can install, and when it could not reach the index at all ('Could
+	// not fetch URL ...: There was a problem confirming the ssl
+	// certificate', 'Retrying ... after connection broken'): with those
+	// lines in the paste, no wheel for this Python is not the only reading.
+	{
+		name: "pip_no_versions_offline_is_undecided",
+		log: `WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')': /simple/tensorflow/
+ERROR: Could not find a version that satisfies the requirement tensorflow (from versions: none)
+ERROR: No matching distribution found for tensorflow
+`,
+		cause: "python_version_unsupported", decided: false,
+	},
+	{
+		name: "pip_no_versions_alone_stays_decided",
+		log: `ERROR: Could not find a version that satisfies the requirement tensorflow (from versions: none)
+ERROR: No matching distribution found for tensorflow
+`,
+		cause: "python_version_unsupported", decided: true,
+	},
+	// nvidia-modprobe prints 'NVIDIA: no NVIDIA devices found' when the PCI
+	// bus has no NVIDIA device. Under WSL 2 it never does (the GPU is
+	// /dev/dxg, not a PCI function), and only a Linux driver installed
+	// inside WSL brings nvidia-modprobe: not no GPU, undecided.
+	{
+		name: "nvidia_modprobe_no_devices_under_wsl",
+		log: `me@DESKTOP-AB12CDE:~$ ./deviceQuery
+NVIDIA: no NVIDIA devices found
+cudaGetDeviceCount returned 100
+`,
+		cause: "wsl_linux_driver_installed_inside_wsl", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
