@@ -52,15 +52,17 @@ func notAMessage(text string, ipython bool) bool {
 // heat, an index past the GPUs, a full disk are not: they happen on a GPU
 // that works.
 var broadContradictedByUse = map[string]bool{
-	"broad.no_cuda_device":           true,
-	"broad.driver_not_found":         true,
-	"broad.driver_too_old":           true,
-	"broad.cuda_init_failed":         true,
-	"broad.cuda_unknown_error":       true,
-	"broad.kernel_module_not_loaded": true,
-	"broad.cpu_only_build":           true,
-	"broad.compute_capability":       true,
-	"broad.cuda_library_unloadable":  true,
+	"broad.no_cuda_device":            true,
+	"broad.driver_not_found":          true,
+	"broad.driver_too_old":            true,
+	"broad.cuda_init_failed":          true,
+	"broad.cuda_unknown_error":        true,
+	"broad.kernel_module_not_loaded":  true,
+	"broad.cpu_only_build":            true,
+	"broad.compute_capability":        true,
+	"broad.cuda_library_unloadable":   true,
+	"broad.cuda_build_dll_unloadable": true,
+	"broad.tf_xla_gpu_without_gpu":    true,
 }
 
 // oneBroadAnswer: the broad tier's readings are undecided guesses at one

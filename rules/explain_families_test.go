@@ -117,6 +117,31 @@ RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling ` + "`cublasCr
 		log:      "ERROR Could not load engine: Could not load library \"C:\\App\\bin\\win-avx2/engines/llama/engine.dll\"\n",
 		notCause: []string{"libcudart_missing"},
 	},
+	// TensorFlow 2.1-2.3 register XLA_GPU from the driver alone and GPU
+	// only when the CUDA libraries load (xla_gpu_device.cc, gpu_device.cc).
+	{
+		name: "tf_xla_gpu_listed_without_gpu_is_the_cuda_libraries",
+		log: `[PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU'),
+ PhysicalDevice(name='/physical_device:XLA_CPU:0', device_type='XLA_CPU'),
+ PhysicalDevice(name='/physical_device:XLA_GPU:0', device_type='XLA_GPU')]
+`,
+		cause: "cuda_version_mismatch_tf_build", decided: false,
+	},
+	{
+		name: "tf_xla_gpu_with_a_gpu_device_is_no_failure",
+		log: `[PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU'),
+ PhysicalDevice(name='/physical_device:XLA_CPU:0', device_type='XLA_CPU'),
+ PhysicalDevice(name='/physical_device:GPU:0', device_type='GPU'),
+ PhysicalDevice(name='/physical_device:XLA_GPU:0', device_type='XLA_GPU')]
+`,
+		notCause: []string{"cuda_version_mismatch_tf_build"},
+	},
+	// list_physical_devices() with every device answered by the CPU alone.
+	{
+		name:  "tf_device_list_with_the_cpu_alone",
+		log:   "[PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')]\n",
+		cause: "tf_cpu_only_build_installed", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {

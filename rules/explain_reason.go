@@ -36,7 +36,8 @@ var reasoners = []*reasoner{
 		Causes: []string{"tf_cpu_only_build_installed", "tf_windows_native_gpu_unsupported"},
 		Doc: `When the paste shows a device query (list_physical_devices, device_lib.list_local_devices)
 and its answer lists CPU devices but no GPU, the framework registered no GPU: the
-same finding as tf.no_gpu_device, with the CPU lines as evidence.`,
+same finding as tf.no_gpu_device, with the CPU lines as evidence. Not when it lists an
+XLA_GPU device (TensorFlow 2.1-2.3): that build has CUDA and its driver answers.`,
 		Run: reasonNoGPUListed,
 	},
 	{
@@ -368,6 +369,11 @@ func (l *library) minDriverFor(cuda string) (string, bool) {
 
 func reasonNoGPUListed(st *explainState) {
 	if !st.has("gpu_query") || len(st.success) > 0 {
+		return
+	}
+	if st.has("tf_xla_gpu_listed") {
+		// An XLA_GPU device (TensorFlow 2.1-2.3) is a CUDA build whose
+		// driver answers: no CPU-only build (broad.tf_xla_gpu_without_gpu).
 		return
 	}
 	sig := st.lib.byID["tf.no_gpu_device"]
