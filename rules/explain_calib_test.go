@@ -399,10 +399,19 @@ func TestChainerCalibration(t *testing.T) {
 // libnvrtc.so.11.1) is missing for that exact CUDA: no CUDA installed, or
 // another CUDA installed (the build is for another version). The line
 // alone does not say which; the installed CUDA the paste shows decides.
+// Undecided, NVRTC's names the likelier reading, another CUDA installed
+// (prior8: every training-side thread with a CUDA 11 NVRTC soname
+// missing); the toolkit libraries' keep theirs (missing), as most of the
+// training side's threads did.
 var minorSonameCases = []judgmentCase{
 	{
 		name:  "nvrtc_11_1_missing_alone_is_undecided",
 		log:   "  ImportError: libnvrtc.so.11.1: cannot open shared object file: No such file or directory\n",
+		cause: "cuda_version_mismatch_tf_build", decided: false, noFix: []string{"pip-install-tensorflow"},
+	},
+	{
+		name:  "cudart_10_0_missing_alone_is_undecided",
+		log:   "ImportError: libcudart.so.10.0: cannot open shared object file: No such file or directory\n",
 		cause: "libcudart_missing", decided: false,
 	},
 	{

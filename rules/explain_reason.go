@@ -492,6 +492,18 @@ func reasonDlopenVersions(st *explainState) {
 			d.noFix = true
 			d.note("%s names CUDA %s: the paste does not show which CUDA is installed. No CUDA of that version reads the same as a CUDA of another version installed (the program was built for another CUDA than the one here); nvcc --version, ls -d /usr/local/cuda* or ldconfig -p tell which.", d.values["library"], want[:2])
 			d.ev("installed_cuda", "not shown")
+			if lib == "nvrtc" {
+				// NVRTC is loaded at run time by what compiles kernels
+				// then (CuPy, PyKeOps, PyTorch's fusers), built for one
+				// CUDA 11 minor; no framework ships it under its own
+				// label. Its soname missing on a machine that runs CUDA
+				// code is most often a CUDA of another version there
+				// (the training side of the corpus: every such thread),
+				// so that is the likelier reading; still undecided.
+				d.cause = "cuda_version_mismatch_tf_build"
+				d.link = st.lib.linkOf(d.cause)
+				d.reasons = append(d.reasons, "explain.dlopen_version_mismatch")
+			}
 			continue
 		}
 		if lib == "cudart" || lib == "cublas" || lib == "nvrtc" {
