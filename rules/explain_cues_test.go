@@ -61,6 +61,24 @@ NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Ma
 `,
 		cause: "no_nvidia_gpu", decided: false,
 	},
+	{
+		name: "github_hosted_runner_cuda_driver_not_found",
+		log: `Runner Image
+  Image: ubuntu-22.04
+  Version: 20240422.1.0
+  Included Software: https://github.com/actions/runner-images/blob/ubuntu22/20240422.1/images/ubuntu/Ubuntu2204-Readme.md
+Test Summary: | Error  Total
+  CUDA driver not found
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	// A wheel built on a hosted runner carries the runner's path in its
+	// own messages: no cue.
+	{
+		name: "runner_path_in_a_wheel_is_no_cue",
+		log: "CUDA error 35 at /home/runner/work/ctransformers/ctransformers/models/ggml/ggml-cuda.cu:4236: CUDA driver version is insufficient for CUDA runtime version\n",
+		cause: "driver_too_old_for_cuda", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
 	// A container on such a machine fails for the deeper reason: the
 	// host has no NVIDIA GPU to give it.
 	{
