@@ -51,6 +51,13 @@ var familyCases = []judgmentCase{
 	{
 		name:  "miner_cuda_initialize_error",
 		log:   "20210101 10:00:00 ERROR: Can't start miner, CUDA initialize error\n",
+		cause: "driver_too_old_for_cuda", decided: false, noFix: []string{"install-driver"},
+	},
+	// The bare wording is T-Rex's for a start-up without an error code; a
+	// program that names CUDA_ERROR_UNKNOWN stays cuinit_unknown_error.
+	{
+		name:  "cuda_initialization_failed_stays_a_cuda_start_failure",
+		log:   "ERROR: CUDA initialization failed\n",
 		cause: "cuinit_unknown_error", decided: false,
 	},
 	// The runtime's error 35 (cudaErrorInsufficientDriver) as a bare number:
