@@ -149,6 +149,24 @@ RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling ` + "`cublasCr
 		log:   "[PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')]\n",
 		cause: "tf_cpu_only_build_installed", decided: false,
 	},
+	// CuPy 4-7's out-of-memory wording (memory.pyx OutOfMemoryError).
+	{
+		name:  "cupy_v7_out_of_memory_to_allocate",
+		log:   "cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 1073741824 bytes (total 11811160064 bytes)\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
+	{
+		name:     "host_out_of_memory_to_allocate_is_not_the_gpu",
+		log:      "FUSE addToBuff(/x,0x10). Out of memory to allocate 4096 bytes.\n",
+		notCause: []string{"gpu_out_of_memory_own_job", "gpu_out_of_memory_other_process"},
+	},
+	// Thinc's require_gpu: its CuPy backend is missing (thinc/util.py).
+	{
+		name:  "thinc_gpu_not_accessible_is_cupy_missing",
+		log:   "ValueError: GPU is not accessible. Was the library installed correctly?\n",
+		cause: "framework_not_installed", decided: false,
+		noFix: []string{"pip-install-tensorflow"},
+	},
 }
 
 func TestFamilies(t *testing.T) {
