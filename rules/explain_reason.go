@@ -1181,6 +1181,16 @@ func reasonVisibleDevices(st *explainState) {
 	for _, g := range st.smiGPUs() {
 		gpus = append(gpus, host.GPU{Index: g.index})
 	}
+	if len(gpus) == 0 {
+		// nvidia-smi -L's list counts the GPUs as well as its table.
+		seen := map[int]bool{}
+		for _, f := range st.factValues("listed_gpu") {
+			if i, err := strconv.Atoi(f.values["listed_gpu"]); err == nil && !seen[i] {
+				seen[i] = true
+				gpus = append(gpus, host.GPU{Index: i})
+			}
+		}
+	}
 	low := strings.ToLower(raw)
 	if strings.Contains(low, "gpu-") || strings.Contains(low, "mig-") {
 		gpus = nil // nvidia-smi's table shows no UUIDs to check them against
@@ -1203,9 +1213,16 @@ func reasonVisibleDevices(st *explainState) {
 					"CUDA_VISIBLE_DEVICES="+raw+" names a MIG device CUDA did not find",
 					"The paste sets CUDA_VISIBLE_DEVICES to a MIG device UUID and CUDA then found no GPU: no MIG instance with that UUID exists here (instances that are destroyed and created again get new UUIDs; with MIG disabled there are none). nvidia-smi -L lists the MIG devices that exist.")
 			} else if nd != nil {
-				cvdNamesMissing(st, last, raw, nd, "cuda_visible_devices_hides_gpu",
+				d := cvdNamesMissing(st, last, raw, nd, "cuda_visible_devices_hides_gpu",
 					"CUDA_VISIBLE_DEVICES="+raw+" names a GPU CUDA did not find",
-					fmt.Sprintf("The paste sets CUDA_VISIBLE_DEVICES to %s and CUDA then found no GPU: the variable names GPUs this machine does not have (indexes count from 0). Unset it or use an index that nvidia-smi lists.", raw))
+					fmt.Sprintf("The paste sets CUDA_VISIBLE_DEVICES to %s and CUDA then found no GPU: the variable most likely names GPUs this machine does not have (indexes count from 0). Unset it or use an index that nvidia-smi lists.", raw))
+				// With no GPU found at all and no count of the machine's
+				// GPUs, CUDA seeing none whatever the variable says (no
+				// driver, a container without GPUs, no NVIDIA GPU) reads
+				// the same: the likelier reading, not a fact. nvidia-smi's
+				// GPU list decides (the branch below, with gpus known).
+				d.symptom = true
+				d.next = []string{"nvidia-smi -L   # which GPU indexes exist", "echo $CUDA_VISIBLE_DEVICES"}
 			}
 		} else if nd := st.noDeviceDraft(); nd != nil && len(gpus) == 0 && nd.symptom && nd.cause == "cuda_visible_devices_hides_gpu" {
 			// The variable shown leaves a GPU visible, and no nvidia-smi
@@ -1697,6 +1714,17 @@ func reasonMemoryOrphaned(st *explainState) {
 		d.ev("memory_used", gibString(g.memUsed))
 		d.ev("memory_listed_for_processes", gibString(listed[g.index]))
 		d.reasons = append(d.reasons, "explain.gpu_memory_orphaned")
+		if st.has("container") {
+			// Inside a container nvidia-smi lists no process at all: NVML
+			// reports host PIDs, which the container's PID namespace does
+			// not show, its own programs included: the driver is not aware
+			// of PID namespaces (NVIDIA maintainers in NVIDIA/nvidia-docker
+			// #179 and #1483). The memory may be this container's own idle
+			// program: the likelier reading, not a fact.
+			d.symptom, d.noFix = true, true
+			d.note("The paste comes from a container, where nvidia-smi lists no processes at all (its PID namespace hides the host's PIDs, the container's own programs included): the memory may be held by a program of this container, such as a notebook kernel that still holds it. nvidia-smi on the host lists who holds it.")
+			d.next = []string{"nvidia-smi   # on the host: the process table there lists every holder", "ps aux   # in the container: an idle python or notebook kernel still holding the GPU"}
+		}
 	}
 }
 
@@ -2032,7 +2060,7 @@ func reasonCVDEcho(st *explainState) {
 // cvdNamesMissing drafts the finding that the CUDA_VISIBLE_DEVICES value
 // the paste shows (line last) names devices CUDA did not find, after the
 // no-device finding nd.
-func cvdNamesMissing(st *explainState, last hit, raw string, nd *draft, cause, title, detail string) {
+func cvdNamesMissing(st *explainState, last hit, raw string, nd *draft, cause, title, detail string) *draft {
 	d := st.newDraft("explain.cuda_visible_devices", cause, checks.SevError, title, detail)
 	d.lines = []lineRef{quote(last)}
 	d.firstLine = last.line
@@ -2040,6 +2068,7 @@ func cvdNamesMissing(st *explainState, last hit, raw string, nd *draft, cause, t
 	d.ev("cuda_visible_devices", raw)
 	markCVDEcho(d, last)
 	d.ev("no_device_finding", nd.id)
+	return d
 }
 
 func markCVDEcho(d *draft, last hit) {

@@ -265,6 +265,56 @@ cudaGetDeviceCount returned 100
 `,
 		cause: "wsl_linux_driver_installed_inside_wsl", decided: false, notCause: []string{"no_nvidia_gpu"},
 	},
+
+	// nvidia-smi inside a container lists no processes: NVML reports host
+	// PIDs, which the container's PID namespace does not show, the
+	// container's own programs included. Memory used by no listed process
+	// there may be this container's own idle program (a notebook kernel
+	// still holding it), not another's: undecided in a container.
+	{
+		name: "smi_memory_with_no_listed_process_in_a_container",
+		log: `root@4f5e6d7c8b9a:/workspace# nvidia-smi
+|=========================================+======================+======================|
+|   0  NVIDIA GeForce RTX 3090        Off |   00000000:01:00.0 Off |                  N/A |
+|  0%   38C    P8             21W /  350W |   22816MiB /  24576MiB |      0%      Default |
++-----------------------------------------------------------------------------------------+
+| Processes:                                                                              |
+|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |
+|=========================================================================================|
+|  No running processes found                                                             |
++-----------------------------------------------------------------------------------------+
+`,
+		cause: "gpu_out_of_memory_other_process", decided: false,
+	},
+
+	// CUDA_VISIBLE_DEVICES=1 and then no GPU at all: either the machine
+	// has no GPU 1, or CUDA sees no GPU whatever the variable says (no
+	// driver, a container without GPUs, no NVIDIA GPU). The count of GPUs
+	// decides (nvidia-smi); without it the variable is the likelier
+	// reading, not a fact, as index 0 is no proof of the opposite.
+	{
+		name: "cvd_index_with_no_device_and_no_gpu_count_is_undecided",
+		log: `$ CUDA_VISIBLE_DEVICES=1 python train.py
+RuntimeError: No CUDA GPUs are available
+`,
+		cause: "cuda_visible_devices_hides_gpu", decided: false,
+	},
+	{
+		name: "cvd_index_past_the_gpus_nvidia_smi_lists_stays_decided",
+		log: `$ nvidia-smi -L
+GPU 0: NVIDIA GeForce RTX 3060 (UUID: GPU-1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d)
+$ CUDA_VISIBLE_DEVICES=1 python train.py
+RuntimeError: No CUDA GPUs are available
+`,
+		cause: "cuda_visible_devices_hides_gpu", decided: true,
+	},
+	{
+		name: "cvd_minus_one_stays_decided",
+		log: `$ CUDA_VISIBLE_DEVICES=-1 python train.py
+RuntimeError: No CUDA GPUs are available
+`,
+		cause: "cuda_visible_devices_hides_gpu", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
