@@ -75,6 +75,28 @@ Test Summary: | Error  Total
 `,
 		cause: "no_nvidia_gpu", decided: false,
 	},
+	{
+		name: "aws_cpu_instance_type_error_35",
+		log: `Instance type: c5.2xlarge
+RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	{
+		name: "gcp_e2_machine_found_no_driver",
+		log: `machineType: e2-standard-8
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	// A GPU instance type is no cue.
+	{
+		name: "aws_gpu_instance_type_is_no_cue",
+		log: `Instance type: g4dn.xlarge
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
 	// A wheel built on a hosted runner carries the runner's path in its
 	// own messages: no cue.
 	{
@@ -190,6 +212,28 @@ RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime v
 NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.
 `,
 		cause: "container_runtime_no_gpu", decided: false,
+	},
+	{
+		name: "dockerfile_from_line_libcuda_missing",
+		log: `FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04
+ImportError: libcuda.so.1: cannot open shared object file: No such file or directory
+`,
+		cause: "container_runtime_no_gpu", decided: false,
+	},
+	{
+		name: "image_reference_numba_no_driver",
+		log: `Unable to find image 'tensorflow/tensorflow:latest-gpu' locally
+numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: CUDA driver library cannot be found.
+`,
+		cause: "container_runtime_no_gpu", decided: false,
+	},
+	// Python's 'from X import Y' is no Dockerfile line.
+	{
+		name: "python_from_import_is_no_image",
+		log: `from tensorflow.python.client import device_lib
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"container_runtime_no_gpu"},
 	},
 	// A machine without an NVIDIA GPU outweighs the container.
 	{
