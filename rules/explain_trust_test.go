@@ -315,6 +315,24 @@ RuntimeError: No CUDA GPUs are available
 `,
 		cause: "cuda_visible_devices_hides_gpu", decided: true,
 	},
+
+	// bitsandbytes 0.37-0.41 prints 'The main issue seems to be that the
+	// main CUDA runtime library was not detected' as its guess after its
+	// own list of possible reasons (cuda_setup/main.py), on Windows (no
+	// build there before 0.43: '[WinError 193]') as well: undecided. Its
+	// 0.46+ 'Missing dependency: libX.so.N' names the library and decides.
+	{
+		name: "bitsandbytes_main_issue_guess_is_undecided",
+		log: `CUDA SETUP: Problem: The main issue seems to be that the main CUDA runtime library was not detected.
+CUDA SETUP: Solution 1: To solve the issue the libcudart.so location needs to be added to the LD_LIBRARY_PATH variable
+`,
+		cause: "libcudart_missing", decided: false,
+	},
+	{
+		name:  "bitsandbytes_missing_dependency_stays_decided",
+		log:   "CUDA SETUP ERROR: Missing dependency: libcusparse.so.11\n",
+		cause: "libcusparse_missing", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
