@@ -46,6 +46,27 @@ pycuda._driver.Error: cuInit failed: unknown error
 		cause: "no_nvidia_gpu", decided: false,
 	},
 	{
+		name: "intel_arc_found_no_driver",
+		log: `GPU 0: Intel(R) Arc(TM) A770 Graphics
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	{
+		name: "ascend_npu_smi_no_cuda_device",
+		log: `| npu-smi 23.0.rc2                 Version: 23.0.rc2                                       |
+RuntimeError: CUDA error: no CUDA-capable device is detected
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	{
+		name: "intel_iris_xe_is_no_cue",
+		log: `GPU 0: Intel(R) Iris(R) Xe Graphics
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
+	{
 		name: "rocm_smi_and_no_cuda_device",
 		log: `======================= ROCm System Management Interface =======================
 RuntimeError: CUDA error: no CUDA-capable device is detected
