@@ -167,6 +167,34 @@ RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling ` + "`cublasCr
 		cause: "framework_not_installed", decided: false,
 		noFix: []string{"pip-install-tensorflow"},
 	},
+	// cuDNN/cuBLAS EXECUTION_FAILED: a kernel the library launched failed
+	// (cudnnStatus_t, cublasStatus_t); most often no kernels for this GPU.
+	{
+		name:  "torch_cudnn_execution_failed",
+		log:   "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\n",
+		cause: "unsupported_compute_capability", decided: false,
+	},
+	// llama.cpp's device buffer (buffer type CUDA0) could not be allocated.
+	{
+		name:  "llama_cpp_cuda0_buffer_is_gpu_memory",
+		log:   "llama_model_load: error loading model: unable to allocate CUDA0 buffer\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
+	{
+		name:     "llama_cpp_cuda_host_buffer_is_not_gpu_memory",
+		log:      "llama_model_load: error loading model: unable to allocate CUDA_Host buffer\n",
+		notCause: []string{"gpu_out_of_memory_own_job", "gpu_out_of_memory_other_process"},
+	},
+	{
+		name:  "cuda_template_do_you_have_a_cuda_capable_gpu",
+		log:   "cudaSetDevice failed!  Do you have a CUDA-capable GPU installed?\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name:  "could_not_find_a_cuda_capable_device",
+		log:   "Error: could not find a CUDA-capable device. Check your driver installation.\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
 }
 
 func TestFamilies(t *testing.T) {
