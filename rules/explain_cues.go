@@ -2,16 +2,18 @@ package rules
 
 // Cues (signatures/cues.json): lines that say where a paste comes from
 // and so which of a shared symptom's causes is the likelier, without
-// proving it. A Mac on macOS 10.14 or later, an AMD graphics card, an
-// unfiltered lspci listing of an x86 machine: where a line says only that
-// CUDA found no driver or no device, such a paste most likely comes from a
-// machine with no NVIDIA GPU. A container's own output (Compose's log
-// prefix, a docker build's steps): most likely a container started without
-// GPU access. A cue moves an undecided finding (a
+// proving it. Where a line says only that CUDA found no driver or no
+// device, a paste from a Mac on macOS 10.14 or later, with an AMD or
+// another vendor's GPU, an unfiltered lspci listing of an x86 machine, a
+// GitHub-hosted runner's job log or a cloud instance type without a GPU
+// most likely comes from a machine with no NVIDIA GPU; one with a
+// container's own output (Compose's log prefix, a docker build's steps,
+// an NGC banner, a Dockerfile or image name) most likely from a container
+// started without GPU access. A cue moves an undecided finding (a
 // symptom) to that label and keeps it undecided, asking for what decides;
-// it never touches a decided finding, and it never decides one (only a
-// line that proves the cause does: ctx.apple_silicon, lspci's NVIDIA
-// device). The paste showing an NVIDIA GPU outweighs it.
+// it never touches a decided finding and never decides one (only a line
+// that proves the cause does: ctx.apple_silicon, lspci's NVIDIA device).
+// The paste showing an NVIDIA GPU outweighs a no-GPU cue.
 
 // The cues.
 const (
