@@ -333,6 +333,31 @@ CUDA SETUP: Solution 1: To solve the issue the libcudart.so location needs to be
 		log:   "CUDA SETUP ERROR: Missing dependency: libcusparse.so.11\n",
 		cause: "libcusparse_missing", decided: true,
 	},
+
+	// CTranslate2 names the driver's own library like any other
+	// ('Library libcuda.so.1 is not found or cannot be loaded'): a missing
+	// libcuda is no proof of a missing driver (no NVIDIA GPU, a container
+	// without GPUs, WSL), as cuda.dlopen_failed already reads it.
+	{
+		name:  "ctranslate2_libcuda_missing_is_undecided",
+		log:   "RuntimeError: Library libcuda.so.1 is not found or cannot be loaded\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+
+	// Ollama's cuInit 999 is CUDA_ERROR_UNKNOWN, read like the bare unknown
+	// error (cuda.cuinit_unknown): undecided unless a driver version shows.
+	{
+		name:  "ollama_cuinit_999_alone_is_undecided",
+		log:   "time=2025-08-30T09:03:23.843-05:00 level=WARN source=gpu.go:605 msg=\"unknown error initializing cuda driver library /usr/lib/x86_64-linux-gnu/libcuda.so.575.64.03: cuda driver library init failure: 999. see https://github.com/ollama/ollama/blob/main/docs/troubleshooting.md for more information\"\n",
+		cause: "cuinit_unknown_error", decided: false,
+	},
+	{
+		name: "ollama_cuinit_999_with_the_driver_shown",
+		log: `| NVIDIA-SMI 575.64.03              Driver Version: 575.64.03      CUDA Version: 12.9     |
+time=2025-08-30T09:03:23.843-05:00 level=WARN source=gpu.go:605 msg="unknown error initializing cuda driver library /usr/lib/x86_64-linux-gnu/libcuda.so.575.64.03: cuda driver library init failure: 999. see https://github.com/ollama/ollama/blob/main/docs/troubleshooting.md for more information"
+`,
+		cause: "cuinit_unknown_error", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
