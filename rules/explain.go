@@ -540,8 +540,11 @@ func (st *explainState) resolve(d *draft) {
 		}
 		if isCue(c) {
 			// A cue moves only an undecided finding, and leaves it
-			// undecided without a fix (explain_cues.go).
-			if !d.symptom {
+			// undecided without a fix (explain_cues.go). A context of
+			// the signature's own (a Ray worker, stubs on the loader
+			// path, a Slurm job) says more about this very line, and
+			// comes first.
+			if !d.symptom || st.ownContextApplies(s, d.cause) {
 				continue
 			}
 			apply(o, true)

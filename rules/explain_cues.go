@@ -1,5 +1,7 @@
 package rules
 
+import "slices"
+
 // Cues (signatures/cues.json): lines that say where a paste comes from
 // and so which of a shared symptom's causes is the likelier, without
 // proving it. Where a line says only that CUDA found no driver or no
@@ -68,4 +70,19 @@ func (st *explainState) nvidiaGPUShown() bool {
 		}
 	}
 	return len(st.success) > 0 || len(st.smiGPUs()) > 0 || len(st.factValues("gpu_name")) > 0
+}
+
+// ownContextApplies reports whether one of the signature's own contexts
+// (not a cue, not one of contextOrder's wsl, container, windows, jupyter)
+// is in the paste and applies to a finding with this cause.
+func (st *explainState) ownContextApplies(s *Signature, cause string) bool {
+	for c, o := range s.Contexts {
+		if isCue(c) || slices.Contains(contextOrder, c) || !st.has(c) {
+			continue
+		}
+		if o.From == "" || o.From == cause {
+			return true
+		}
+	}
+	return false
 }

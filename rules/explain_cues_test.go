@@ -110,6 +110,20 @@ RuntimeError: Found no NVIDIA driver on your system. Please check that you have 
 `,
 		cause: "no_nvidia_gpu", decided: false,
 	},
+	{
+		name: "cpu_instance_nvidia_container_cli_nvml_error",
+		log: `Instance type: m5.xlarge
+nvidia-container-cli: detection error: nvml error: unknown error: unknown.
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	{
+		name: "amd_card_singularity_no_nvidia_libs",
+		log: `GPU: AMD Radeon RX 6700 XT
+WARNING: Could not find any NVIDIA libraries on this host!
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
 	// A GPU instance type is no cue.
 	{
 		name: "aws_gpu_instance_type_is_no_cue",
@@ -117,6 +131,16 @@ RuntimeError: Found no NVIDIA driver on your system. Please check that you have 
 RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
 `,
 		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
+	// A context of the signature's own says more about the line than a
+	// cue: stubs on the loader path explain the stub libcuda.
+	{
+		name: "stub_libcuda_on_the_loader_path_outweighs_the_cue",
+		log: `OS: macOS 12.6 (x86_64)
+LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:/usr/local/cuda/lib64
+2023-01-01 00:00:00.000000: E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: CUDA_ERROR_STUB_LIBRARY: found the CUDA stub library, not the driver
+`,
+		cause: "ld_library_path_pollution", decided: true, notCause: []string{"no_nvidia_gpu"},
 	},
 	// A wheel built on a hosted runner carries the runner's path in its
 	// own messages: no cue.
