@@ -195,6 +195,17 @@ RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling ` + "`cublasCr
 		log:   "Error: could not find a CUDA-capable device. Check your driver installation.\n",
 		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
 	},
+	// Caffe's CUDA_CHECK of cudaErrorInitializationError (3).
+	{
+		name:  "caffe_cuda_check_initialization_error",
+		log:   "F0101 12:00:00.000000  1234 common.cpp:152] Check failed: error == cudaSuccess (3 vs. 0)  initialization error\n",
+		cause: "cuinit_unknown_error", decided: false,
+	},
+	{
+		name:  "unable_to_find_a_usable_gpu",
+		log:   "Unable to find a usable GPU.\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
 }
 
 func TestFamilies(t *testing.T) {
