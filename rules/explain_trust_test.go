@@ -358,6 +358,20 @@ time=2025-08-30T09:03:23.843-05:00 level=WARN source=gpu.go:605 msg="unknown err
 `,
 		cause: "cuinit_unknown_error", decided: true,
 	},
+
+	// nvidia-container-cli runs on the host and loads the host driver's
+	// NVML through the host's loader cache: 'load library failed:
+	// libnvidia-ml.so.1' is the host's driver missing (docker/for-win
+	// #13835), its libraries outside the cache (nvidia-container-toolkit
+	// #154), a confined Docker or WSL: not a container started without
+	// GPU access, and not decided.
+	{
+		name: "nvc_load_library_failed_is_the_host_not_the_container",
+		log: `docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'
+nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown.
+`,
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
