@@ -124,6 +124,27 @@ WARNING: Could not find any NVIDIA libraries on this host!
 `,
 		cause: "no_nvidia_gpu", decided: false,
 	},
+	{
+		name: "mac_ctranslate2_libcuda_missing",
+		log: `Platform: macOS-13.4-x86_64-i386-64bit
+RuntimeError: Library libcuda.so.1 is not found or cannot be loaded
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	{
+		name: "mac_conda_no_cuda_virtual_package",
+		log: `OS: macOS 12.6 (x86_64)
+nothing provides __cuda >=12 needed by tensorflow-2.15.0-cuda120py311hc1f1e25_0
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	{
+		name: "amd_card_miner_cannot_count_cuda_devices",
+		log: `GPU: AMD Radeon RX 580 Series
+Error: Can't start miner, unable to get number of CUDA devices, is nvidia driver installed?
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
 	// A GPU instance type is no cue.
 	{
 		name: "aws_gpu_instance_type_is_no_cue",
