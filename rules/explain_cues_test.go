@@ -145,6 +145,13 @@ Error: Can't start miner, unable to get number of CUDA devices, is nvidia driver
 `,
 		cause: "no_nvidia_gpu", decided: false,
 	},
+	{
+		name: "cpu_instance_nvidia_container_cli_no_nvml_library",
+		log: `Instance type: c6i.2xlarge
+nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown.
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
 	// A GPU instance type is no cue.
 	{
 		name: "aws_gpu_instance_type_is_no_cue",
