@@ -206,6 +206,42 @@ RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling ` + "`cublasCr
 		log:   "Unable to find a usable GPU.\n",
 		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
 	},
+	// torch.autocast('cuda', dtype=torch.bfloat16) without bf16 support
+	// (autocast_mode.py; is_bf16_supported: CUDA >= 11 and compute >= 8.0).
+	{
+		name:  "torch_autocast_bf16_unsupported_device",
+		log:   "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.\n",
+		cause: "unsupported_compute_capability", decided: false,
+	},
+	// A build that needs the CUDA toolkit and finds none (CMake, a shell
+	// running nvcc); an interactive 'nvcc: command not found' stays harmless.
+	{
+		name:  "cmake_could_not_find_cuda",
+		log:   "  Could NOT find CUDA (missing: CUDA_TOOLKIT_ROOT_DIR CUDA_NVCC_EXECUTABLE CUDA_INCLUDE_DIRS CUDA_CUDART_LIBRARY)\n",
+		cause: "libcudart_missing", decided: false, noFix: []string{"pip-install-tensorflow"},
+	},
+	{
+		name:  "build_shell_nvcc_not_found",
+		log:   "/bin/sh: 1: nvcc: not found\n",
+		cause: "libcudart_missing", decided: false,
+	},
+	{
+		name:  "interactive_nvcc_command_not_found_stays_harmless",
+		log:   "bash: nvcc: command not found\n",
+		cause: "benign_warning_only",
+	},
+	// PyTorch's dispatcher: torchvision registered no CUDA kernel.
+	{
+		name:  "torchvision_op_without_cuda_backend",
+		log:   "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. This could be because the operator doesn't exist for this backend, or was omitted during the selective/custom build process (if using custom build).\n",
+		cause: "cuda_version_mismatch_tf_build", decided: false,
+	},
+	// Transformers' flash_attention_2 without the flash-attn package.
+	{
+		name:  "transformers_flash_attn_not_installed",
+		log:   "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the package flash_attn seems to be not installed. Please refer to the documentation of https://huggingface.co/docs/transformers/perf_infer_gpu_one#flashattention-2 to install Flash Attention 2.\n",
+		cause: "framework_not_installed", decided: true,
+	},
 }
 
 func TestFamilies(t *testing.T) {
