@@ -372,6 +372,25 @@ nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so
 `,
 		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
 	},
+
+	// Hugging Face's 'requires the PyTorch library but it was not found in
+	// your environment' says only that the running Python lacks it; a
+	// notebook does not show that it is installed in another environment
+	// (explain.python_env decides that from sys.executable and the
+	// framework's folder), as py.framework_not_installed already reads
+	// 'No module named torch' in a notebook: undecided.
+	{
+		name: "hf_backend_missing_in_a_notebook_is_undecided",
+		log: `---------------------------------------------------------------------------
+ImportError                               Traceback (most recent call last)
+Cell In[3], line 1
+----> 1 model = AutoModel.from_pretrained("bert-base-uncased")
+ImportError: 
+AutoModel requires the PyTorch library but it was not found in your environment. Checkout the instructions on the
+installation page: https://pytorch.org/get-started/locally/ and follow the ones that match your environment.
+`,
+		cause: "jupyter_kernel_wrong_env", decided: false,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
