@@ -391,6 +391,29 @@ installation page: https://pytorch.org/get-started/locally/ and follow the ones 
 `,
 		cause: "jupyter_kernel_wrong_env", decided: false,
 	},
+
+	// DKMS words every module's failed build the same way ('Error! Bad
+	// return status for module build on kernel: ...'): v4l2loopback's or
+	// VirtualBox's as well as nvidia's. The NVIDIA module only where the
+	// paste names it (its /var/lib/dkms/nvidia folder, its dkms name).
+	{
+		name: "dkms_failure_of_another_module_is_not_decided_nvidia",
+		log: `/etc/kernel/header_postinst.d/dkms:
+ * dkms: running auto installation service for kernel 6.5.0-14-generic
+Building module:
+make -j16 KERNELRELEASE=6.5.0-14-generic -C /lib/modules/6.5.0-14-generic/build M=/var/lib/dkms/v4l2loopback/0.12.7/build....(bad exit status: 2)
+Error! Bad return status for module build on kernel: 6.5.0-14-generic (x86_64)
+Consult /var/lib/dkms/v4l2loopback/0.12.7/build/make.log for more information.
+`,
+		cause: "kernel_module_not_built", decided: false,
+	},
+	{
+		name: "dkms_failure_of_the_nvidia_module_stays_decided",
+		log: `Error! Bad return status for module build on kernel: 6.5.0-14-generic (x86_64)
+Consult /var/lib/dkms/nvidia/535.129.03/build/make.log for more information.
+`,
+		cause: "kernel_module_not_built", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
