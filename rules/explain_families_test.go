@@ -242,6 +242,24 @@ RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling ` + "`cublasCr
 		log:   "ImportError: FlashAttention2 has been toggled on, but it cannot be used due to the following error: the package flash_attn seems to be not installed. Please refer to the documentation of https://huggingface.co/docs/transformers/perf_infer_gpu_one#flashattention-2 to install Flash Attention 2.\n",
 		cause: "framework_not_installed", decided: true,
 	},
+	// PyTorch's own OOM exception class is a GPU failure; the broad family
+	// set aside every line with 'memoryerror' in it (Python's host one).
+	{
+		name:  "torch_cuda_outofmemoryerror_class_is_gpu_memory",
+		log:   "torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
+	{
+		name:     "numpy_memoryerror_is_host_memory",
+		log:      "MemoryError: Unable to allocate 3.00 GiB for an array with shape (1024, 1024, 768) and data type float32\n",
+		notCause: []string{"gpu_out_of_memory_own_job", "gpu_out_of_memory_other_process"},
+	},
+	// Ollama's install.sh: nvidia-smi silent and no NVIDIA device on lspci/lshw.
+	{
+		name:  "ollama_installer_no_nvidia_gpu",
+		log:   "WARNING: No NVIDIA/AMD GPU detected. Ollama will run in CPU-only mode.\n",
+		cause: "no_nvidia_gpu", decided: false, noFix: []string{"install-driver"},
+	},
 }
 
 func TestFamilies(t *testing.T) {
