@@ -414,6 +414,18 @@ Consult /var/lib/dkms/nvidia/535.129.03/build/make.log for more information.
 `,
 		cause: "kernel_module_not_built", decided: true,
 	},
+
+	// The CUDA toolkit's stubs folder on LD_LIBRARY_PATH breaks a program
+	// only when the stub libcuda is what it loads; pastes show it on the
+	// path with the GPU working. The folder alone is a risk, not the
+	// failure: undecided unless the stub is seen loaded.
+	{
+		name: "ld_path_stubs_alone_is_undecided",
+		log: `$ echo $LD_LIBRARY_PATH
+/usr/local/cuda/extras/CUPTI/lib64:/usr/local/cuda/lib64:/usr/local/cuda/lib64/stubs
+`,
+		cause: "ld_library_path_pollution", decided: false,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
