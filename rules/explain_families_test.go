@@ -260,6 +260,23 @@ RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling ` + "`cublasCr
 		log:   "WARNING: No NVIDIA/AMD GPU detected. Ollama will run in CPU-only mode.\n",
 		cause: "no_nvidia_gpu", decided: false, noFix: []string{"install-driver"},
 	},
+	// ComfyUI prints PyTorch's capped-process OOM cut to 'Allocation on
+	// device' (execution.py, CUDACachingAllocator).
+	{
+		name:  "comfyui_allocation_on_device_is_gpu_memory",
+		log:   "!!! Exception during processing !!! Allocation on device \nTraceback (most recent call last):\ntorch.cuda.OutOfMemoryError: Allocation on device \n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
+	{
+		name:  "cuda_samples_error_code_out_of_memory",
+		log:   "Failed to allocate device vector A (error code out of memory)!\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
+	{
+		name:  "no_supported_gpu_device_was_found",
+		log:   "No supported GPU device was found on this computer.\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
 }
 
 func TestFamilies(t *testing.T) {
