@@ -426,6 +426,30 @@ Consult /var/lib/dkms/nvidia/535.129.03/build/make.log for more information.
 `,
 		cause: "ld_library_path_pollution", decided: false,
 	},
+
+	// ENOSPC is not always the disk: Python's multiprocessing creates its
+	// semaphores in /dev/shm (SemLock, sem_open), so under a SemLock frame
+	// it is /dev/shm full (cpython#93253; Megatron-LM#878, fixed with
+	// --shm-size). PyTorch's shared-memory tensors say so in their own
+	// words ('unable to open shared memory object </torch_...>').
+	{
+		name: "enospc_from_semlock_is_dev_shm",
+		log: `  File "/usr/lib/python3.8/multiprocessing/synchronize.py", line 57, in __init__
+    sl = self._semlock = _multiprocessing.SemLock(
+OSError: [Errno 28] No space left on device
+`,
+		cause: "dev_shm_unusable", decided: true, notCause: []string{"disk_full"},
+	},
+	{
+		name:  "torch_shared_memory_object_enospc_is_dev_shm",
+		log:   "RuntimeError: unable to open shared memory object </torch_27531_3521386082_0> in read-write mode: No space left on device (28)\n",
+		cause: "dev_shm_unusable", decided: true, notCause: []string{"disk_full"},
+	},
+	{
+		name:  "enospc_alone_stays_the_disk",
+		log:   "OSError: [Errno 28] No space left on device: '/home/me/.cache/huggingface/hub/models--x/blobs/abc.incomplete'\n",
+		cause: "disk_full", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
