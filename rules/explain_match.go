@@ -2,12 +2,14 @@ package rules
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
 // The matcher runs every signature over a log in one pass. A line is tried
 // against a signature's regular expressions only when it contains one of
-// the signature's keywords; the keywords of all signatures are found
+// the signature's keywords, and an expression runs only on a line that
+// passes its prefilter (explain_prefilter.go); the keywords of all signatures are found
 // together by an Aho-Corasick automaton over ASCII case-folded bytes, so
 // each byte of the log is looked at once whatever the number of
 // signatures. (No allowed dependency offers a multi-pattern substring
@@ -19,22 +21,83 @@ const maxLineBytes = 4096
 
 type matcher struct {
 	sigs []*Signature
-	// Automaton: delta[state*nclass+class] is the next state; out[state]
-	// lists the signatures whose keyword ends here (failure links merged).
+	// pre[si][i] is the prefilter of sigs[si].re[i]: clauses of literal
+	// IDs, indexes into lits.
+	pre   [][][][]int32
+	named [][]bool // named[si][i]: sigs[si].re[i] has named groups
+	// first[si][i]: the bytes a line sigs[si].re[i] matches starts with
+	// (anchoredFirst); nil: any.
+	first    [][]*byteSet
+	lits     []literal
+	litPairs [][]uint32 // pairsOf each literal
+	// Automaton over the keywords' first keywordDepth bytes:
+	// delta[state*nclass+class] is the next state; out[state] lists the
+	// keywords whose first bytes end here (failure links merged), each
+	// with the rest of it, compared in place.
 	class  [256]uint8
 	nclass int
-	delta  []int32
-	out    [][]int32
+	delta  []uint16
+	out    [][]kwOut
 }
 
+// kwOut is a keyword of signature sig whose first bytes the automaton
+// found; rest must follow them (ASCII case folded) for it to be there.
+type kwOut struct {
+	sig  int32
+	rest string
+}
+
+// keywordDepth bounds the automaton's depth. Keywords are phrases ("this
+// does not indicate an error and you can ignore this message"): one
+// state per byte made a table of 24,000 states (6 MB) whose misses in
+// the processor's caches cost more than comparing, where the first bytes
+// of a keyword are found, the rest of it in place.
+const keywordDepth = 8
+
 func newMatcher(sigs []*Signature) *matcher {
-	m := &matcher{sigs: sigs}
+	m := &matcher{sigs: sigs, pre: make([][][][]int32, len(sigs)), named: make([][]bool, len(sigs)),
+		first: make([][]*byteSet, len(sigs))}
+	litID := map[literal]int32{}
+	for si, s := range sigs {
+		for i, p := range s.Patterns {
+			var clauses [][]int32
+			for _, c := range prefilterClauses(p) {
+				ids := make([]int32, len(c))
+				for i, l := range c {
+					id, ok := litID[l]
+					if !ok {
+						id = int32(len(m.lits))
+						litID[l] = id
+						m.lits = append(m.lits, l)
+						m.litPairs = append(m.litPairs, pairsOf(l.s))
+					}
+					ids[i] = id
+				}
+				clauses = append(clauses, ids)
+			}
+			m.pre[si] = append(m.pre[si], clauses)
+			named := false
+			re := (*regexp.Regexp)(nil)
+			if i < len(s.re) {
+				re = s.re[i] // compiled by validate
+			} else {
+				re, _ = regexp.Compile(p)
+			}
+			if re != nil {
+				for _, n := range re.SubexpNames() {
+					named = named || n != ""
+				}
+			}
+			m.named[si] = append(m.named[si], named)
+			m.first[si] = append(m.first[si], anchoredFirst(p))
+		}
+	}
 	// Byte classes: each distinct keyword byte (folded to lower case) gets
 	// a class; every other byte is class 0.
 	n := 1
 	for _, s := range sigs {
 		for _, k := range s.Keywords {
-			for i := 0; i < len(k); i++ {
+			for i := 0; i < min(len(k), keywordDepth); i++ {
 				b := k[i]
 				if m.class[b] == 0 {
 					m.class[b] = uint8(n)
@@ -50,13 +113,14 @@ func newMatcher(sigs []*Signature) *matcher {
 	// Trie.
 	type node struct {
 		next map[uint8]int32
-		out  []int32
+		out  []kwOut
 	}
 	nodes := []node{{next: map[uint8]int32{}}}
 	for si, s := range sigs {
 		for _, k := range s.Keywords {
 			cur := int32(0)
-			for i := 0; i < len(k); i++ {
+			d := min(len(k), keywordDepth)
+			for i := 0; i < d; i++ {
 				c := m.class[k[i]]
 				nx, ok := nodes[cur].next[c]
 				if !ok {
@@ -66,17 +130,22 @@ func newMatcher(sigs []*Signature) *matcher {
 				}
 				cur = nx
 			}
-			nodes[cur].out = appendUnique(nodes[cur].out, int32(si))
+			if o := (kwOut{int32(si), k[d:]}); !slices.Contains(nodes[cur].out, o) {
+				nodes[cur].out = append(nodes[cur].out, o)
+			}
 		}
 	}
+	if len(nodes) > 1<<16 {
+		panic("rules: keyword automaton too large") // the depth bounds it
+	}
 	// Breadth-first: failure links and the full transition table.
-	m.delta = make([]int32, len(nodes)*n)
-	m.out = make([][]int32, len(nodes))
+	m.delta = make([]uint16, len(nodes)*n)
+	m.out = make([][]kwOut, len(nodes))
 	fail := make([]int32, len(nodes))
 	queue := []int32{}
 	for c := 0; c < n; c++ {
 		if nx, ok := nodes[0].next[uint8(c)]; ok {
-			m.delta[c] = nx
+			m.delta[c] = uint16(nx)
 			queue = append(queue, nx)
 		}
 	}
@@ -84,52 +153,55 @@ func newMatcher(sigs []*Signature) *matcher {
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		m.out[s] = append(append([]int32(nil), nodes[s].out...), m.out[fail[s]]...)
+		m.out[s] = append(append([]kwOut(nil), nodes[s].out...), m.out[fail[s]]...)
 		for c := 0; c < n; c++ {
 			if nx, ok := nodes[s].next[uint8(c)]; ok {
-				fail[nx] = m.delta[int(fail[s])*n+c]
-				m.delta[int(s)*n+c] = nx
+				fail[nx] = int32(m.delta[int(fail[s])*n+c])
+				m.delta[int(s)*n+c] = uint16(nx)
 				queue = append(queue, nx)
 			} else {
 				m.delta[int(s)*n+c] = m.delta[int(fail[s])*n+c]
 			}
 		}
 	}
-	for i := range m.out {
-		m.out[i] = dedupe(m.out[i])
+	for i, o := range m.out {
+		var d []kwOut
+		for _, x := range o {
+			if !slices.Contains(d, x) {
+				d = append(d, x)
+			}
+		}
+		m.out[i] = d
 	}
 	return m
 }
 
-func appendUnique(xs []int32, x int32) []int32 {
-	for _, y := range xs {
-		if y == x {
-			return xs
+// foldedPrefix reports whether s starts with lower (lower-case ASCII),
+// ASCII case folded.
+func foldedPrefix(s, lower string) bool {
+	if len(s) < len(lower) {
+		return false
+	}
+	for i := 0; i < len(lower); i++ {
+		if foldByte[s[i]] != lower[i] {
+			return false
 		}
 	}
-	return append(xs, x)
-}
-
-func dedupe(xs []int32) []int32 {
-	var out []int32
-	for _, x := range xs {
-		out = appendUnique(out, x)
-	}
-	return out
+	return true
 }
 
 // candidates marks in mark[] (by stamp) the signatures whose keywords
 // occur in line, and returns them in signature order.
 func (m *matcher) candidates(line string, mark []uint32, stamp uint32, buf []int32) []int32 {
 	buf = buf[:0]
-	st := int32(0)
+	st := 0
 	n := m.nclass
 	for i := 0; i < len(line); i++ {
-		st = m.delta[int(st)*n+int(m.class[line[i]])]
-		for _, si := range m.out[st] {
-			if mark[si] != stamp {
-				mark[si] = stamp
-				buf = append(buf, si)
+		st = int(m.delta[st*n+int(m.class[line[i]])])
+		for _, o := range m.out[st] {
+			if mark[o.sig] != stamp && foldedPrefix(line[i+1:], o.rest) {
+				mark[o.sig] = stamp
+				buf = append(buf, o.sig)
 			}
 		}
 	}
@@ -142,28 +214,35 @@ func (m *matcher) candidates(line string, mark []uint32, stamp uint32, buf []int
 	return buf
 }
 
-// match tries one signature on one line; it returns the extracted values
-// (nil when the signature does not match).
-func (s *Signature) match(line string, lower func() string) map[string]string {
+// match tries signature si on one line; it reports whether it matches
+// and, when values is set, returns the values it extracts. An expression
+// runs only when the line passes its prefilter, and only finds where its
+// groups are when they are wanted (RE2 answers whether it matches in less
+// time).
+func (m *matcher) match(si int32, line *lineView, values bool) (map[string]string, bool) {
+	s := m.sigs[si]
 	if len(s.Unless) > 0 {
-		low := lower()
+		low := line.lower()
 		for _, u := range s.Unless {
 			if strings.Contains(low, u) {
-				return nil
+				return nil, false
 			}
 		}
 	}
 	for i, re := range s.re {
-		if lit := s.lit[i]; lit != "" {
-			if s.litFold[i] {
-				if !strings.Contains(lower(), lit) {
-					continue
-				}
-			} else if !strings.Contains(line, lit) {
+		if !m.admits(si, i, line) {
+			continue
+		}
+		if !values || !m.named[si][i] {
+			if !re.MatchString(line.text) {
 				continue
 			}
+			if !values {
+				return nil, true
+			}
+			return map[string]string{}, true
 		}
-		loc := re.FindStringSubmatchIndex(line)
+		loc := re.FindStringSubmatchIndex(line.text)
 		if loc == nil {
 			continue
 		}
@@ -172,28 +251,33 @@ func (s *Signature) match(line string, lower func() string) map[string]string {
 			if name == "" || loc[2*i] < 0 {
 				continue
 			}
-			v[name] = strings.TrimSpace(line[loc[2*i]:loc[2*i+1]])
+			v[name] = strings.TrimSpace(line.text[loc[2*i]:loc[2*i+1]])
 		}
 		normalizeValues(v)
-		return v
+		return v, true
 	}
-	return nil
+	return nil, false
+}
+
+// admits reports whether expression i of signature si may match line:
+// whether the line starts as it must and passes its prefilter.
+func (m *matcher) admits(si int32, i int, line *lineView) bool {
+	if f := m.first[si][i]; f != nil && (line.text == "" || !f.has(line.text[0])) {
+		return false
+	}
+	return line.passes(m.pre[si][i])
 }
 
 // lineMatches reports whether sig matches line through the keyword filter
-// (the shipped examples are checked with it).
+// and its prefilters (the shipped examples are checked with it).
 func (m *matcher) lineMatches(sig *Signature, line string) bool {
 	line = cleanLine(line)
 	mark := make([]uint32, len(m.sigs))
 	for _, si := range m.candidates(line, mark, 1, nil) {
 		if m.sigs[si] == sig {
-			low := ""
-			return sig.match(line, func() string {
-				if low == "" {
-					low = strings.ToLower(line)
-				}
-				return low
-			}) != nil
+			view := m.newLineView(line, newLitMemo(len(m.lits)))
+			_, ok := m.match(si, &view, false)
+			return ok
 		}
 	}
 	return false
@@ -222,6 +306,7 @@ type scanner struct {
 	mark  []uint32
 	stamp uint32
 	buf   []int32
+	memo  *litMemo // which literals the line being matched holds
 
 	// The run of wrapped pieces the last segment belongs to (see wrap).
 	run       string
@@ -308,7 +393,8 @@ func containsIdx(xs []int32, x int32) bool {
 }
 
 func (m *matcher) newScanner() *scanner {
-	return &scanner{m: m, extra: map[*Signature]int{}, kept: make([]int, len(m.sigs)), mark: make([]uint32, len(m.sigs))}
+	return &scanner{m: m, extra: map[*Signature]int{}, kept: make([]int, len(m.sigs)),
+		mark: make([]uint32, len(m.sigs)), memo: newLitMemo(len(m.lits))}
 }
 
 // segment matches one non-blank segment of line lineNo.
@@ -332,18 +418,14 @@ func (sc *scanner) segment(lineNo int, seg string) {
 // once a hit keeps it (a kept line does not hold on to the buffer it came
 // from).
 func (sc *scanner) matchAll(text string, line int, matched *[]int32) string {
-	low := ""
-	lower := func() string {
-		if low == "" {
-			low = strings.ToLower(text)
-		}
-		return low
-	}
+	view := sc.m.newLineView(text, sc.memo)
 	kept := false
 	for _, si := range sc.buf {
 		s := sc.m.sigs[si]
-		v := s.match(text, lower)
-		if v == nil {
+		// Past maxHitsPerSignature a hit is only counted: its values
+		// are not wanted.
+		v, ok := sc.m.match(si, &view, sc.kept[si] < maxHitsPerSignature)
+		if !ok {
 			continue
 		}
 		*matched = append(*matched, si)

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
-	"regexp/syntax"
 	"sort"
 	"strings"
 	"sync"
@@ -154,11 +153,6 @@ type Signature struct {
 
 	File string           `json:"-"`
 	re   []*regexp.Regexp `json:"-"`
-	// lit[i] is a literal every match of re[i] contains: a cheap
-	// substring test before running the expression. litFold[i]: it is
-	// matched case-insensitively (against the lower-cased line).
-	lit     []string `json:"-"`
-	litFold []bool   `json:"-"`
 }
 
 // causeInfo is what explain attaches to a cause: its link, its fixes and
@@ -255,7 +249,6 @@ func parseLibrary(fsys fs.FS) (*library, error) {
 		sort.Strings(errs)
 		return nil, fmt.Errorf("invalid signature library:\n  %s", strings.Join(errs, "\n  "))
 	}
-	l.m = newMatcher(l.sigs)
 	return l, nil
 }
 
@@ -432,17 +425,14 @@ func (l *library) validate() []string {
 				bad("%s: keyword %q must be non-empty lower-case ASCII", where, k)
 			}
 		}
-		s.re, s.lit, s.litFold = nil, nil, nil
+		s.re = nil
 		for _, p := range s.Patterns {
 			re, err := regexp.Compile(p)
 			if err != nil {
 				bad("%s: pattern %q: %v", where, p, err)
 				continue
 			}
-			lit, fold := requiredLiteral(p)
 			s.re = append(s.re, re)
-			s.lit = append(s.lit, lit)
-			s.litFold = append(s.litFold, fold)
 		}
 		if len(s.Examples) == 0 {
 			bad("%s: needs at least one example line", where)
@@ -452,7 +442,8 @@ func (l *library) validate() []string {
 		return errs
 	}
 	// Every example must get through the keyword filter and a pattern.
-	m := newMatcher(l.sigs)
+	l.m = newMatcher(l.sigs)
+	m := l.m
 	for _, s := range l.sigs {
 		for _, ex := range s.Examples {
 			if !m.lineMatches(s, ex) {
@@ -662,44 +653,4 @@ func SignatureDocs() []SignatureDoc {
 		out = append(out, SignatureDoc{Kind: "reasoning", ID: r.ID, Link: string(r.Link), Title: r.Title, Causes: r.Causes, Doc: r.Doc})
 	}
 	return out
-}
-
-// requiredLiteral returns the longest literal that every match of the
-// pattern contains (a literal run of its top-level sequence, through
-// groups), and whether it is case-insensitive; "" when there is none.
-// Regular expressions that start with \b, an anchor or a class have no
-// literal prefix, so without this every candidate line would run every
-// expression of a signature. (regexp does not export its own literal
-// analysis beyond the prefix; regexp/syntax gives the tree to walk.)
-func requiredLiteral(pattern string) (string, bool) {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return "", false
-	}
-	best, bestFold := "", false
-	var walk func(*syntax.Regexp)
-	walk = func(r *syntax.Regexp) {
-		switch r.Op {
-		case syntax.OpCapture:
-			walk(r.Sub[0])
-		case syntax.OpConcat:
-			for _, sub := range r.Sub {
-				walk(sub)
-			}
-		case syntax.OpLiteral:
-			lit := string(r.Rune)
-			fold := r.Flags&syntax.FoldCase != 0
-			if fold {
-				if !isASCII(lit) {
-					return // Unicode case folding is wider than ToLower
-				}
-				lit = strings.ToLower(lit)
-			}
-			if len(lit) > len(best) {
-				best, bestFold = lit, fold
-			}
-		}
-	}
-	walk(re)
-	return best, bestFold
 }

@@ -1,0 +1,773 @@
+package rules
+
+import (
+	"fmt"
+	"regexp/syntax"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Prefilters. A line that holds one of a signature's keywords is tried
+// against its regular expressions, and most such lines match none of
+// them: the expressions (RE2, linear but a backtracker or an NFA over the
+// whole line) then cost more than everything else explain does, the more
+// so as the library grows. So each expression gets a prefilter: literals
+// every match of it must contain, as an AND of clauses, each clause an OR
+// of literals ("driver" AND ("insufficient" OR "too old" OR ...)), and
+// an expression runs only on a line where every clause has a literal
+// present. A prefilter only ever skips an expression that cannot match,
+// so the answers are those of the expressions alone (TestPrefilterSound,
+// FuzzPrefilter). The literals are looked for with strings.Contains in
+// the candidate line, most selective clause first: putting the library's
+// ~4,000 literals into the keyword automaton instead made its table 20
+// times larger (22 MB) and the pass over every line slower than the
+// expressions it saved.
+//
+// The literals come from the expression's parsed form (regexp/syntax; the
+// regexp package keeps its own literal analysis to itself, and
+// google/codesearch's RegexpQuery works in trigrams, which would need a
+// trigram set per line): exact sets (the few strings a piece can match:
+// `(?:update|upgrade)`, `[’']`, `drivers?`) are multiplied out along a
+// concatenation, a piece that matches too many strings cuts the run into
+// clauses, and an alternation keeps one clause from each branch.
+//
+// Case: a case-sensitive literal is looked for as it is; a case-folded
+// one (under (?i), or where a case-sensitive piece joins a folded one) is
+// looked for ASCII-lower-cased in the ASCII-lower-cased line. Under (?i)
+// an ASCII letter also matches two non-ASCII runes, the Kelvin sign
+// (U+212A, for k) and the long s (U+017F, for s); in a line holding
+// either, no folded literal rejects anything (lineView.folded). A
+// case-folded non-ASCII rune, whose fold orbit is more than itself, ends
+// the literal.
+
+const (
+	// maxExact bounds an exact set (the strings a piece can match).
+	maxExact = 16
+	// maxClause bounds the literals of one clause.
+	maxClause = 32
+	// minLiteral: a clause with a shorter literal is dropped (it would
+	// hold on most lines and only cost time).
+	minLiteral = 2
+)
+
+// literal is a string a line must contain; fold: ASCII-lower-cased, to be
+// found in the ASCII-lower-cased line.
+type literal struct {
+	s    string
+	fold bool
+}
+
+// Pairs. Most literals looked for are not in the line, and a
+// strings.Contains that says so reads the whole line (a joined run of
+// wrapped lines is up to maxLineBytes). So a line that has literals looked
+// for first gets a bitmap of the byte pairs it holds (ASCII-folded,
+// hashed into pairBits bits), and a literal one of whose pairs is missing
+// is absent without a look at the line: a literal present in the line has
+// every pair of it present, folded or not.
+const pairBits = 8192
+
+type pairSet [pairBits / 64]uint64
+
+var foldByte = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			t[i] = byte(i + 'a' - 'A')
+		}
+	}
+	return t
+}()
+
+func pairHash(a, b byte) uint32 {
+	return (uint32(foldByte[a])<<5 ^ uint32(foldByte[b])) % pairBits
+}
+
+// pairsOf returns the hashed pairs of s, each once.
+func pairsOf(s string) []uint32 {
+	var out []uint32
+	for i := 0; i+1 < len(s); i++ {
+		h := pairHash(s[i], s[i+1])
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func (p *pairSet) fill(s string) {
+	for i := 0; i+1 < len(s); i++ {
+		h := pairHash(s[i], s[i+1])
+		p[h/64] |= 1 << (h % 64)
+	}
+}
+
+func (p *pairSet) hasAll(hs []uint32) bool {
+	for _, h := range hs {
+		if p[h/64]&(1<<(h%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// clause is satisfied by a line holding any of its literals.
+type clause []literal
+
+// litInfo is what every match of a piece of an expression is known to
+// hold.
+type litInfo struct {
+	// exact: every match is one of these strings; nil when not known. A
+	// set holding "" matches the empty string.
+	exact []string
+	// fold: the exact strings are ASCII-lower-cased and match without
+	// regard to ASCII case.
+	fold bool
+	// and: clauses every match satisfies.
+	and []clause
+}
+
+var anyInfo = litInfo{}
+
+func exactInfo(fold bool, s ...string) litInfo { return litInfo{exact: s, fold: fold} }
+
+// asciiLower lower-cases ASCII letters only.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// prefilterClauses returns the clauses every match of pattern satisfies
+// (nil: none known, the expression always runs), the most selective
+// first.
+func prefilterClauses(pattern string) []clause {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	info := analyze(re)
+	clauses := info.and
+	if c, ok := clauseOf(info); ok {
+		clauses = append(clauses, c)
+	}
+	var out []clause
+	seen := map[string]bool{}
+	add := func(c clause) {
+		key := fmt.Sprint(c)
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, c)
+		}
+	}
+	for _, c := range clauses {
+		// A clause of several literals costs one look per literal on a
+		// line that has none: the part they all share (`drivers?` ->
+		// "driver", `[\\]?["“]nvidia-smi...` -> "nvidia-smi...") is
+		// one look that rejects the same lines, mostly.
+		if a, ok := c.affix(); ok {
+			add(clause{a})
+		}
+		add(c)
+	}
+	// The cheapest clause first (fewest literals), of those the most
+	// selective (longest shortest literal): a line fails there, mostly.
+	sort.SliceStable(out, func(i, j int) bool {
+		if len(out[i]) != len(out[j]) {
+			return len(out[i]) < len(out[j])
+		}
+		return out[i].shortest() > out[j].shortest()
+	})
+	return out
+}
+
+// affix returns the longest prefix or suffix all of c's literals share
+// (folded when any is), when c has several and it is long enough.
+func (c clause) affix() (literal, bool) {
+	if len(c) < 2 {
+		return literal{}, false
+	}
+	fold := false
+	for _, l := range c {
+		fold = fold || l.fold
+	}
+	strs := make([]string, len(c))
+	for i, l := range c {
+		strs[i] = l.s
+		if fold {
+			strs[i] = asciiLower(l.s)
+		}
+	}
+	pre, suf := strs[0], strs[0]
+	for _, x := range strs[1:] {
+		n := 0
+		for n < len(pre) && n < len(x) && pre[n] == x[n] {
+			n++
+		}
+		pre = pre[:n]
+		n = 0
+		for n < len(suf) && n < len(x) && suf[len(suf)-1-n] == x[len(x)-1-n] {
+			n++
+		}
+		suf = suf[len(suf)-n:]
+	}
+	// Cut on rune boundaries: a piece of a rune would still be found,
+	// but reads badly in a test's message.
+	for len(pre) > 0 && !utf8.ValidString(pre) {
+		pre = pre[:len(pre)-1]
+	}
+	for len(suf) > 0 && !utf8.ValidString(suf) {
+		suf = suf[1:]
+	}
+	best := pre
+	if len(suf) > len(best) {
+		best = suf
+	}
+	if len(best) < 3 {
+		return literal{}, false
+	}
+	return literal{best, fold}, true
+}
+
+func (c clause) shortest() int {
+	n := len(c[0].s)
+	for _, x := range c[1:] {
+		n = min(n, len(x.s))
+	}
+	return n
+}
+
+// clauseOf turns an exact set into a clause; false when the set is
+// unknown, matches "" or holds a literal shorter than minLiteral.
+func clauseOf(info litInfo) (clause, bool) {
+	if info.exact == nil {
+		return nil, false
+	}
+	var out clause
+	for _, s := range info.exact {
+		if len(s) < minLiteral {
+			return nil, false
+		}
+		out = appendLit(out, literal{s, info.fold})
+	}
+	return out, len(out) > 0 && len(out) <= maxClause
+}
+
+func appendLit(c clause, l literal) clause {
+	for _, x := range c {
+		if x == l {
+			return c
+		}
+	}
+	return append(c, l)
+}
+
+func analyze(re *syntax.Regexp) litInfo {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return exactInfo(false, "")
+	case syntax.OpLiteral:
+		return literalInfo(re)
+	case syntax.OpCharClass:
+		return classInfo(re.Rune)
+	case syntax.OpCapture:
+		return analyze(re.Sub[0])
+	case syntax.OpQuest:
+		return quest(analyze(re.Sub[0]))
+	case syntax.OpPlus:
+		return atLeastOnce(analyze(re.Sub[0]))
+	case syntax.OpRepeat:
+		sub := analyze(re.Sub[0])
+		switch {
+		case re.Min >= 1:
+			return atLeastOnce(sub)
+		case re.Max == 1:
+			return quest(sub)
+		}
+		return anyInfo
+	case syntax.OpConcat:
+		subs := make([]litInfo, len(re.Sub))
+		for i, s := range re.Sub {
+			subs[i] = analyze(s)
+		}
+		return concat(subs)
+	case syntax.OpAlternate:
+		subs := make([]litInfo, len(re.Sub))
+		for i, s := range re.Sub {
+			subs[i] = analyze(s)
+		}
+		return alternate(subs)
+	}
+	// OpAnyChar, OpAnyCharNotNL, OpStar, OpNoMatch: nothing known.
+	return anyInfo
+}
+
+// literalInfo: a case-sensitive literal is its own exact set; a
+// case-folded one too, lower-cased, where every rune is ASCII or folds to
+// nothing else; the runes that do are unknown pieces.
+func literalInfo(re *syntax.Regexp) litInfo {
+	if re.Flags&syntax.FoldCase == 0 {
+		return exactInfo(false, string(re.Rune))
+	}
+	var pieces []litInfo
+	var cur []rune
+	for _, r := range re.Rune {
+		if r < utf8.RuneSelf || unicode.SimpleFold(r) == r {
+			cur = append(cur, r)
+			continue
+		}
+		pieces = append(pieces, exactInfo(true, asciiLower(string(cur))), anyInfo)
+		cur = cur[:0]
+	}
+	pieces = append(pieces, exactInfo(true, asciiLower(string(cur))))
+	if len(pieces) == 1 {
+		return pieces[0]
+	}
+	return concat(pieces)
+}
+
+// classInfo: a small class is the set of its runes; a class that holds
+// both cases of each ASCII letter in it ([Ee]) is the lower-cased set,
+// folded.
+func classInfo(ranges []rune) litInfo {
+	n := 0
+	for i := 0; i+1 < len(ranges); i += 2 {
+		n += int(ranges[i+1]-ranges[i]) + 1
+		if n > 4*maxExact {
+			return anyInfo
+		}
+	}
+	var exact, lower []string
+	in := map[rune]bool{}
+	for i := 0; i+1 < len(ranges); i += 2 {
+		for r := ranges[i]; r <= ranges[i+1]; r++ {
+			in[r] = true
+			exact = append(exact, string(r))
+			if l := asciiLower(string(r)); !contains(lower, l) {
+				lower = append(lower, l)
+			}
+		}
+	}
+	closed, letters := true, false
+	for r := range in {
+		switch {
+		case 'a' <= r && r <= 'z':
+			closed, letters = closed && in[r-'a'+'A'], true
+		case 'A' <= r && r <= 'Z':
+			closed, letters = closed && in[r-'A'+'a'], true
+		}
+	}
+	closed = closed && letters
+	switch {
+	case closed && len(lower) <= maxExact:
+		return exactInfo(true, lower...)
+	case len(exact) <= maxExact:
+		return exactInfo(false, exact...)
+	case len(lower) <= maxExact:
+		return exactInfo(true, lower...)
+	}
+	return anyInfo
+}
+
+func quest(sub litInfo) litInfo {
+	if sub.exact != nil && len(sub.exact) < maxExact {
+		out := append([]string(nil), sub.exact...)
+		if !contains(out, "") {
+			out = append(out, "")
+		}
+		return exactInfo(sub.fold, out...)
+	}
+	return anyInfo
+}
+
+// atLeastOnce: a match holds at least one match of sub.
+func atLeastOnce(sub litInfo) litInfo {
+	out := litInfo{and: append([]clause(nil), sub.and...)}
+	if c, ok := clauseOf(sub); ok {
+		out.and = append(out.and, c)
+	}
+	return out
+}
+
+// foldSet returns the exact strings of info lower-cased.
+func foldSet(info litInfo) []string {
+	if info.fold {
+		return info.exact
+	}
+	var out []string
+	for _, s := range info.exact {
+		if l := asciiLower(s); !contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// concat multiplies out the exact sets of adjacent pieces while the
+// product stays small (folded when either side is); where it would not,
+// or a piece is unknown, the run so far becomes a clause.
+func concat(subs []litInfo) litInfo {
+	var out litInfo
+	cur := exactInfo(false, "")
+	cut := false
+	flush := func() {
+		if c, ok := clauseOf(cur); ok {
+			out.and = append(out.and, c)
+		}
+		cut = true
+	}
+	for _, s := range subs {
+		out.and = append(out.and, s.and...)
+		if s.exact == nil {
+			flush()
+			cur = anyInfo
+			continue
+		}
+		if cur.exact == nil || len(cur.exact)*len(s.exact) > maxExact {
+			if cur.exact != nil {
+				flush()
+			}
+			cur = exactInfo(s.fold, append([]string(nil), s.exact...)...)
+			continue
+		}
+		a, b, fold := cur.exact, s.exact, cur.fold || s.fold
+		if fold {
+			a, b = foldSet(cur), foldSet(s)
+		}
+		next := make([]string, 0, len(a)*len(b))
+		for _, x := range a {
+			for _, y := range b {
+				if !contains(next, x+y) {
+					next = append(next, x+y)
+				}
+			}
+		}
+		cur = exactInfo(fold, next...)
+	}
+	if !cut && len(out.and) == 0 {
+		return cur
+	}
+	if cur.exact != nil {
+		flush()
+	}
+	return out
+}
+
+// alternate: the union of the branches' exact sets when small (folded
+// when any branch is), else one clause from each branch, joined (a match
+// satisfies its branch's).
+func alternate(subs []litInfo) litInfo {
+	known, fold := true, false
+	for _, s := range subs {
+		known = known && s.exact != nil
+		fold = fold || s.fold
+	}
+	if known {
+		var union []string
+		for _, s := range subs {
+			set := s.exact
+			if fold {
+				set = foldSet(s)
+			}
+			for _, x := range set {
+				if !contains(union, x) {
+					union = append(union, x)
+				}
+			}
+		}
+		if len(union) <= maxExact {
+			return exactInfo(fold, union...)
+		}
+	}
+	var out clause
+	for _, s := range subs {
+		best, ok := bestClause(s)
+		if !ok {
+			return anyInfo
+		}
+		for _, x := range best {
+			out = appendLit(out, x)
+		}
+		if len(out) > maxClause {
+			return anyInfo
+		}
+	}
+	return litInfo{and: []clause{out}}
+}
+
+// bestClause picks the clause of s whose shortest literal is longest (the
+// most selective, roughly).
+func bestClause(s litInfo) (clause, bool) {
+	cands := s.and
+	if c, ok := clauseOf(s); ok {
+		cands = append(cands[:len(cands):len(cands)], c)
+	}
+	var best clause
+	bestLen := -1
+	for _, c := range cands {
+		if n := c.shortest(); n > bestLen {
+			best, bestLen = c, n
+		}
+	}
+	return best, bestLen >= 0
+}
+
+// byteSet is a set of bytes.
+type byteSet [4]uint64
+
+func (b *byteSet) add(lo, hi int) {
+	for c := lo; c <= hi; c++ {
+		b[c/64] |= 1 << (c % 64)
+	}
+}
+
+func (b *byteSet) has(c byte) bool { return b[c/64]&(1<<(c%64)) != 0 }
+
+// anchoredFirst: an expression anchored at the start of the text (`^`,
+// one line) matches only a line that starts with one of the bytes its
+// match can start with (`^\s*'?\d+\.\d+` needs a space, a quote or a
+// digit first); such expressions are tried on most lines, keyed on "." or
+// "-". It returns nil when the expression is not anchored or its match
+// may be empty.
+func anchoredFirst(pattern string) *byteSet {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil || re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[0].Op != syntax.OpBeginText {
+		return nil
+	}
+	set, empty := firstOfSeq(re.Sub[1:])
+	if empty {
+		return nil
+	}
+	return &set
+}
+
+func firstOfSeq(subs []*syntax.Regexp) (byteSet, bool) {
+	var acc byteSet
+	for _, s := range subs {
+		f, empty := firstOf(s)
+		for i := range acc {
+			acc[i] |= f[i]
+		}
+		if !empty {
+			return acc, false
+		}
+	}
+	return acc, true
+}
+
+// firstOf returns the bytes a match of re can start with and whether
+// the match can be empty. A rune past ASCII (or an invalid byte, read as
+// U+FFFD) can start with any byte from 0x80.
+func firstOf(re *syntax.Regexp) (byteSet, bool) {
+	var b byteSet
+	addRune := func(r rune) {
+		if r < utf8.RuneSelf {
+			b.add(int(r), int(r))
+		} else {
+			b.add(0x80, 0xFF)
+		}
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		if len(re.Rune) == 0 {
+			return b, true
+		}
+		r := re.Rune[0]
+		addRune(r)
+		if re.Flags&syntax.FoldCase != 0 {
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				addRune(f)
+			}
+		}
+		return b, false
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if lo < utf8.RuneSelf {
+				b.add(int(lo), int(min(hi, utf8.RuneSelf-1)))
+			}
+			if hi >= utf8.RuneSelf {
+				b.add(0x80, 0xFF)
+			}
+		}
+		return b, false
+	case syntax.OpCapture, syntax.OpPlus:
+		return firstOf(re.Sub[0])
+	case syntax.OpStar, syntax.OpQuest:
+		f, _ := firstOf(re.Sub[0])
+		return f, true
+	case syntax.OpRepeat:
+		f, empty := firstOf(re.Sub[0])
+		return f, empty || re.Min == 0
+	case syntax.OpConcat:
+		return firstOfSeq(re.Sub)
+	case syntax.OpAlternate:
+		empty := false
+		for _, s := range re.Sub {
+			f, e := firstOf(s)
+			for i := range b {
+				b[i] |= f[i]
+			}
+			empty = empty || e
+		}
+		return b, empty
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return b, true
+	}
+	// Any character, or what is not analysed: any byte.
+	b.add(0, 0xFF)
+	return b, true
+}
+
+// foldEscapes are the non-ASCII runes that (?i) matches for an ASCII
+// letter: the Kelvin sign for k and the long s for s.
+const foldEscapes = "\u212a\u017f"
+
+// lineView is a line being matched, with its case-folded forms made when
+// first asked for, and which literals it holds remembered, once for all
+// the signatures tried on it.
+type lineView struct {
+	text          string
+	low, fold     string
+	lowOK, foldOK bool
+	// foldAny: the line holds a foldEscapes rune, so a folded literal
+	// proves nothing.
+	foldAny bool
+	lits    []literal
+	pairs   [][]uint32 // pairsOf each literal
+	memo    *litMemo
+	looks   int // literals looked for in the text so far
+}
+
+// litMemo remembers, per literal ID, whether the line of stamp holds it,
+// and the line's pairs once setFor is stamp.
+type litMemo struct {
+	stamp  uint32
+	seen   []uint32
+	val    []bool
+	set    pairSet
+	setFor uint32
+}
+
+func newLitMemo(n int) *litMemo {
+	return &litMemo{seen: make([]uint32, n), val: make([]bool, n)}
+}
+
+// next starts a new line.
+func (m *litMemo) next() {
+	m.stamp++
+	if m.stamp == 0 { // wrapped: old marks would read as current
+		clear(m.seen)
+		m.stamp, m.setFor = 1, 0
+	}
+}
+
+func (m *matcher) newLineView(text string, memo *litMemo) lineView {
+	memo.next()
+	return lineView{text: text, lits: m.lits, pairs: m.litPairs, memo: memo}
+}
+
+// lower is strings.ToLower(text), what Unless is matched against.
+func (v *lineView) lower() string {
+	if !v.lowOK {
+		v.low, v.lowOK = strings.ToLower(v.text), true
+	}
+	return v.low
+}
+
+// folded is text with its ASCII letters lower-cased, where folded
+// literals are looked for.
+func (v *lineView) folded() string {
+	if v.foldOK {
+		return v.fold
+	}
+	v.foldOK = true
+	ascii := true
+	for i := 0; i < len(v.text); i++ {
+		if v.text[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	switch {
+	case ascii && v.lowOK:
+		v.fold = v.low // the same for ASCII text
+	case ascii:
+		v.fold = asciiLower(v.text)
+		v.low, v.lowOK = v.fold, true
+	default:
+		v.fold = asciiLower(v.text)
+		v.foldAny = strings.ContainsAny(v.text, foldEscapes)
+	}
+	return v.fold
+}
+
+// has reports whether the line holds literal id.
+func (v *lineView) has(id int32) bool {
+	m := v.memo
+	if m.seen[id] == m.stamp {
+		return m.val[id]
+	}
+	l := v.lits[id]
+	hay := v.text
+	if l.fold {
+		hay = v.folded()
+		if v.foldAny {
+			m.seen[id], m.val[id] = m.stamp, true
+			return true
+		}
+	}
+	// The pairs pay for themselves on a long text or one that many
+	// literals are looked for in.
+	v.looks++
+	if m.setFor == m.stamp || v.looks > pairLooks || len(v.text) > pairText {
+		if m.setFor != m.stamp {
+			m.set = pairSet{}
+			m.set.fill(v.text)
+			m.setFor = m.stamp
+		}
+		if !m.set.hasAll(v.pairs[id]) {
+			m.seen[id], m.val[id] = m.stamp, false
+			return false
+		}
+	}
+	ok := strings.Contains(hay, l.s)
+	m.seen[id], m.val[id] = m.stamp, ok
+	return ok
+}
+
+const (
+	pairLooks = 8
+	pairText  = 512
+)
+
+// passes reports whether the line holds a literal of every clause (of
+// literal IDs).
+func (v *lineView) passes(clauses [][]int32) bool {
+	for _, c := range clauses {
+		ok := false
+		for _, id := range c {
+			if v.has(id) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,310 @@
+package rules
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// withoutPrefilters is m with every expression run on every candidate
+// line: what the answers must be.
+func withoutPrefilters(m *matcher) *matcher {
+	c := *m
+	c.pre = make([][][][]int32, len(m.pre))
+	c.first = make([][]*byteSet, len(m.first))
+	for si := range m.pre {
+		c.pre[si] = make([][][]int32, len(m.pre[si]))
+		c.first[si] = make([]*byteSet, len(m.first[si]))
+	}
+	return &c
+}
+
+// prefilterLogs are the texts the prefilters are proven on: every corpus
+// log and every unit log, as pasted, hard-wrapped at 80 columns (runs of
+// wrapped lines are matched joined), upper-cased and lower-cased.
+func prefilterLogs(t *testing.T) []string {
+	t.Helper()
+	var logs []string
+	for _, c := range readCorpus(t) {
+		logs = append(logs, c.Log)
+	}
+	paths, _ := filepath.Glob("testdata/explain/logs/*/*.log")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, string(b))
+	}
+	n := len(logs)
+	for _, l := range logs[:n] {
+		logs = append(logs, hardWrap(l), strings.ToUpper(l), strings.ToLower(l))
+	}
+	return logs
+}
+
+// TestPrefilterChangesNoHit: over the corpus and unit logs (and their
+// wrapped and re-cased forms), the matcher finds exactly the hits, with
+// the same values, that it finds running every expression on every
+// candidate line.
+func TestPrefilterChangesNoHit(t *testing.T) {
+	m := mustLibrary().m
+	bare := withoutPrefilters(m)
+	for i, text := range prefilterLogs(t) {
+		got, gotExtra := m.scan(text)
+		want, wantExtra := bare.scan(text)
+		if !reflect.DeepEqual(hitKeys(got), hitKeys(want)) || !reflect.DeepEqual(gotExtra, wantExtra) {
+			t.Errorf("log %d: the prefilters change the hits:\n got %v\nwant %v", i, hitKeys(got), hitKeys(want))
+		}
+	}
+}
+
+func hitKeys(hs []hit) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = fmt.Sprintf("%s:%d:%q:%v", h.sig.ID, h.line, h.text, h.values)
+	}
+	return out
+}
+
+// TestPrefilterSound: for every expression of every signature, no line
+// it matches fails its prefilter: its examples, and random strings built
+// from the expression itself (every branch, random case where it ignores
+// case, the Kelvin sign and the long s among them) in random context.
+// (The corpus and unit logs: TestPrefilterChangesNoHit, FuzzPrefilter.)
+func TestPrefilterSound(t *testing.T) {
+	l := mustLibrary()
+	m := l.m
+	memo := newLitMemo(len(m.lits))
+	matched := 0
+	check := func(si int, i int, line, from string) bool {
+		t.Helper()
+		view := m.newLineView(line, memo)
+		if !l.sigs[si].re[i].MatchString(line) {
+			return false
+		}
+		if !m.admits(int32(si), i, &view) {
+			t.Errorf("%s: pattern %q matches %q (%s) but its prefilter %v rejects it",
+				l.sigs[si].ID, l.sigs[si].Patterns[i], line, from, prefilterClauses(l.sigs[si].Patterns[i]))
+		}
+		return true
+	}
+	rnd := rand.New(rand.NewPCG(15, 8))
+	filtered := 0
+	for si, s := range l.sigs {
+		for i, p := range s.Patterns {
+			if len(m.pre[si][i]) == 0 && m.first[si][i] == nil {
+				continue
+			}
+			filtered++
+			for _, ex := range s.Examples {
+				check(si, i, cleanLine(ex), "example")
+			}
+			re, err := syntax.Parse(p, syntax.Perl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hit := false
+			for range 200 {
+				if check(si, i, randomContext(rnd)+randomMatch(rnd, re)+randomContext(rnd), "generated") {
+					hit = true
+				}
+			}
+			if hit {
+				matched++
+			}
+		}
+	}
+	// The generator ignores anchors and word boundaries: most
+	// expressions still get matching strings, or the test proves little.
+	if matched < filtered*9/10 {
+		t.Errorf("random strings matched only %d of %d expressions", matched, filtered)
+	}
+	t.Logf("%d of %d expressions with a prefilter matched by random strings", matched, filtered)
+}
+
+func randomContext(rnd *rand.Rand) string {
+	const pool = "ab Z:/\\._-'\"()[]0123456789\t"
+	var b strings.Builder
+	for range rnd.IntN(6) {
+		b.WriteByte(pool[rnd.IntN(len(pool))])
+	}
+	return b.String()
+}
+
+// randomMatch builds a string re (parsed) may match: it ignores anchors
+// and word boundaries, so a caller checks with the compiled expression.
+func randomMatch(rnd *rand.Rand, re *syntax.Regexp) string {
+	var b strings.Builder
+	var gen func(*syntax.Regexp)
+	rep := func(sub *syntax.Regexp, lo, hi int) {
+		if hi < 0 {
+			hi = lo + 3
+		}
+		for range lo + rnd.IntN(hi-lo+1) {
+			gen(sub)
+		}
+	}
+	gen = func(re *syntax.Regexp) {
+		switch re.Op {
+		case syntax.OpLiteral:
+			for _, r := range re.Rune {
+				if re.Flags&syntax.FoldCase != 0 {
+					orbit := []rune{r}
+					for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+						orbit = append(orbit, f)
+					}
+					r = orbit[rnd.IntN(len(orbit))]
+				}
+				b.WriteRune(r)
+			}
+		case syntax.OpCharClass:
+			k := rnd.IntN(len(re.Rune) / 2)
+			lo, hi := re.Rune[2*k], re.Rune[2*k+1]
+			if hi-lo > 200 {
+				hi = lo + 200
+			}
+			b.WriteRune(lo + rune(rnd.IntN(int(hi-lo)+1)))
+		case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+			b.WriteRune([]rune("x ÿ€\u212a\u017f")[rnd.IntN(5)])
+		case syntax.OpCapture:
+			gen(re.Sub[0])
+		case syntax.OpStar:
+			rep(re.Sub[0], 0, 3)
+		case syntax.OpPlus:
+			rep(re.Sub[0], 1, 3)
+		case syntax.OpQuest:
+			rep(re.Sub[0], 0, 1)
+		case syntax.OpRepeat:
+			rep(re.Sub[0], re.Min, min(re.Max, re.Min+3))
+		case syntax.OpConcat:
+			for _, s := range re.Sub {
+				gen(s)
+			}
+		case syntax.OpAlternate:
+			gen(re.Sub[rnd.IntN(len(re.Sub))])
+		}
+	}
+	gen(re)
+	return b.String()
+}
+
+// TestPrefilterClauses: what the analysis requires of a line, case by
+// case.
+func TestPrefilterClauses(t *testing.T) {
+	for _, c := range []struct{ pattern, want string }{
+		// A literal; case kept where the expression keeps it. Clauses:
+		// fewest literals first, then longest. A clause of several gets
+		// their shared prefix or suffix before it.
+		{`\bpython\.exe\b`, `[[{python.exe false}]]`},
+		// (?i): folded; the exact strings of a concatenation multiply.
+		{`(?i)\bdrivers?\b`, `[[{driver true}] [{drivers true} {driver true}]]`},
+		{`(?:update|upgrade) now`, `[[{e now false}] [{update now false} {upgrade now false}]]`},
+		// Apostrophes: a class of a few runes.
+		{`couldn[’']t`, `[[{couldn false}] [{couldn't false} {couldn’t false}]]`},
+		// A class of both cases of a letter: folded.
+		{`[Ee]rror: x`, `[[{error: x true}]]`},
+		// An unknown piece cuts the run into clauses.
+		{`libcudnn\S*\s+not found`, `[[{not found false}] [{libcudnn false}]]`},
+		// An alternation keeps one clause per branch; a branch with none
+		// leaves nothing.
+		{`(?:CUDA\w+ driver|cuDNN\d+ library)`, `[[{ driver false} { library false}]]`},
+		{`CUDA|\d+`, `[]`},
+		{`(?i)\w+64_\d+\.dll`, `[[{.dll true}] [{64_ true}]]`},
+		// A folded non-ASCII rune with a fold orbit ends the literal.
+		{`(?i)Ünïcode x`, `[[{code x true}]]`},
+		// Too short to be worth a look.
+		{`^\s*\d+:\s*$`, `[]`},
+	} {
+		got := fmt.Sprint(prefilterClauses(c.pattern))
+		if got != c.want {
+			t.Errorf("prefilterClauses(%q) = %s, want %s", c.pattern, got, c.want)
+		}
+		if _, err := regexp.Compile(c.pattern); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPrefilterFoldEscapes: under (?i) an ASCII k or s also matches the
+// Kelvin sign and the long s; a line holding one passes every folded
+// literal.
+func TestPrefilterFoldEscapes(t *testing.T) {
+	m := newMatcher([]*Signature{{ID: "x.y", Keywords: []string{"dis"}, Patterns: []string{`(?i)disk full`}}})
+	memo := newLitMemo(len(m.lits))
+	re := regexp.MustCompile(`(?i)disk full`)
+	for _, line := range []string{"DISK FULL", "di\u017fk full", "dis\u212a full"} {
+		v := m.newLineView(line, memo)
+		if !re.MatchString(line) || !v.passes(m.pre[0][0]) {
+			t.Errorf("%q: matches %v, passes %v", line, re.MatchString(line), v.passes(m.pre[0][0]))
+		}
+	}
+	if v := m.newLineView("disc full", memo); v.passes(m.pre[0][0]) {
+		t.Error("a line without the literal passes")
+	}
+}
+
+// FuzzPrefilter: no line an expression matches fails its prefilter.
+// Seeds: every example (the corpus and unit logs: TestPrefilterChangesNoHit).
+func FuzzPrefilter(f *testing.F) {
+	l := mustLibrary()
+	for _, s := range l.sigs {
+		for _, ex := range s.Examples {
+			f.Add(ex)
+		}
+	}
+	memo := newLitMemo(len(l.m.lits))
+	f.Fuzz(func(t *testing.T, line string) {
+		line = cleanLine(line)
+		view := l.m.newLineView(line, memo)
+		for si, s := range l.sigs {
+			for i, re := range s.re {
+				if !l.m.admits(int32(si), i, &view) && re.MatchString(line) {
+					t.Fatalf("%s: pattern %q matches %q but its prefilter rejects it", s.ID, s.Patterns[i], line)
+				}
+			}
+		}
+	})
+}
+
+// TestAnchoredFirst: the bytes a line must start with for an anchored
+// expression; none known for an unanchored one or one that may match
+// nothing.
+func TestAnchoredFirst(t *testing.T) {
+	for _, c := range []struct {
+		pattern, yes, no string
+	}{
+		{`^\s*'?(?P<v>\d+\.\d+\.\d+)\s*$`, " \t'09", "av-.\x00\xc3"},
+		{`^(?i)k`, "kK\xe2", "j "},
+		{`^\s*(?:>>>\s*)?\[\]\s*$`, " >[", "]a"},
+		{`^é`, "\xc3", "e"},
+	} {
+		f := anchoredFirst(c.pattern)
+		if f == nil {
+			t.Errorf("%q: no first bytes", c.pattern)
+			continue
+		}
+		for i := 0; i < len(c.yes); i++ {
+			if !f.has(c.yes[i]) {
+				t.Errorf("%q: %q missing", c.pattern, c.yes[i])
+			}
+		}
+		for i := 0; i < len(c.no); i++ {
+			if f.has(c.no[i]) {
+				t.Errorf("%q: %q present", c.pattern, c.no[i])
+			}
+		}
+	}
+	for _, p := range []string{`\d+`, `^\s*$`, `^(?:a|)`, `(?:^|\s)x`} {
+		if anchoredFirst(p) != nil {
+			t.Errorf("%q: first bytes known", p)
+		}
+	}
+}
