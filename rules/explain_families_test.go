@@ -277,6 +277,26 @@ RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling ` + "`cublasCr
 		log:   "No supported GPU device was found on this computer.\n",
 		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
 	},
+	// Harmless notices from their sources (module_wrapper.py, grappler's
+	// loop and meta optimizers, gpu_process_state.cc, Transformers,
+	// Lightning): a paste of only these is harmless.
+	{
+		name: "tf_and_hf_notices_only_are_harmless",
+		log: `WARNING:tensorflow:From /usr/lib/python3/site-packages/keras/src/losses.py:2976: The name tf.losses.sparse_softmax_cross_entropy is deprecated. Please use tf.compat.v1.losses.sparse_softmax_cross_entropy instead.
+2023-01-01 00:00:00.000000: W tensorflow/core/grappler/optimizers/loop_optimizer.cc:933] Skipping loop optimization for Merge node with control input: cond/branch_executed/_8
+2023-01-01 00:00:00.000000: E tensorflow/core/grappler/optimizers/meta_optimizer.cc:954] layout failed: INVALID_ARGUMENT: Size of values 0 does not match size of permutation 4 @ fanin shape inSequential/dropout/dropout/SelectV2-2-TransposeNHWCToNCHW-LayoutOptimizer
+2023-01-01 00:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_process_state.cc:222] Using CUDA malloc Async allocator for GPU: 0
+Using a slow image processor as ` + "`use_fast`" + ` is unset and a slow processor was saved with this model.
+Loading checkpoint shards: 100%|##########| 2/2 [00:03<00:00,  1.72s/it]
+LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
+`,
+		cause: "benign_warning_only",
+	},
+	{
+		name:  "a_real_failure_beside_the_notices_still_wins",
+		log:   "WARNING:tensorflow:From /x.py:1: The name tf.Session is deprecated. Please use tf.compat.v1.Session instead.\nRuntimeError: CUDA error: out of memory\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
