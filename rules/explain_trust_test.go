@@ -450,6 +450,21 @@ OSError: [Errno 28] No space left on device
 		log:   "OSError: [Errno 28] No space left on device: '/home/me/.cache/huggingface/hub/models--x/blobs/abc.incomplete'\n",
 		cause: "disk_full", decided: true,
 	},
+
+	// PaddlePaddle's dynamic loader names the driver's libcuda.so like any
+	// library: a missing libcuda is no proof of a missing driver, as
+	// cuda.dlopen_failed reads it. nvidia-docker 1.0's 'driver 0.0' is it
+	// finding no driver to query: no driver or no GPU.
+	{
+		name:  "paddle_libcuda_missing_is_undecided",
+		log:   "PreconditionNotMetError: The third-party dynamic library (libcuda.so) that Paddle depends on is not configured correctly. (error code is libcuda.so: cannot open shared object file: No such file or directory)\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name:  "nvidia_docker1_driver_0_is_undecided",
+		log:   "nvidia-docker | 2017/11/07 10:00:00 Error: unsupported CUDA version: driver 0.0 < image 8.0.61\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
