@@ -297,6 +297,12 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "WARNING:tensorflow:From /x.py:1: The name tf.Session is deprecated. Please use tf.compat.v1.Session instead.\nRuntimeError: CUDA error: out of memory\n",
 		cause: "gpu_out_of_memory_own_job", decided: false,
 	},
+	// The runtime API's own name for error 803 (driver_types.h).
+	{
+		name:  "cuda_runtime_error_name_803_alone",
+		log:   "RuntimeError: cudaErrorSystemDriverMismatch\n",
+		cause: "driver_library_mismatch", decided: true,
+	},
 }
 
 func TestFamilies(t *testing.T) {
