@@ -303,6 +303,12 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "RuntimeError: cudaErrorSystemDriverMismatch\n",
 		cause: "driver_library_mismatch", decided: true,
 	},
+	// Colab's dialog when it refuses a GPU runtime (usage limits).
+	{
+		name:  "colab_gpu_usage_limits_is_no_nvidia_gpu",
+		log:   "Cannot connect to GPU backend\nYou cannot currently connect to a GPU due to usage limits in Colab. Learn more\nRuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n",
+		cause: "no_nvidia_gpu", decided: false, noFix: []string{"install-driver"},
+	},
 }
 
 func TestFamilies(t *testing.T) {
