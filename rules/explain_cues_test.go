@@ -152,6 +152,20 @@ nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so
 `,
 		cause: "no_nvidia_gpu", decided: false,
 	},
+	{
+		name: "amd_card_paddle_libcuda_missing",
+		log: `GPU: AMD Radeon RX 6600
+RuntimeError: (PreconditionNotMet) The third-party dynamic library (libcuda.so) that Paddle depends on is not configured correctly. (error code is libcuda.so: cannot open shared object file: No such file or directory)
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	{
+		name: "lspci_without_nvidia_nvidia_docker1_driver_0",
+		log: `00:00.0 Host bridge: Intel Corporation 440FX - 82441FX PMC [Natoma] (rev 02)
+Error: unsupported CUDA version: driver 0.0 < image 8.0.61
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
 	// A GPU instance type is no cue.
 	{
 		name: "aws_gpu_instance_type_is_no_cue",
