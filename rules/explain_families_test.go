@@ -309,6 +309,12 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "Cannot connect to GPU backend\nYou cannot currently connect to a GPU due to usage limits in Colab. Learn more\nRuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n",
 		cause: "no_nvidia_gpu", decided: false, noFix: []string{"install-driver"},
 	},
+	// PyCUDA's guarded call: '<function> failed: <CUresult text>'.
+	{
+		name:  "pycuda_cumemalloc_out_of_memory",
+		log:   "pycuda._driver.MemoryError: cuMemAlloc failed: out of memory\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
