@@ -465,6 +465,27 @@ OSError: [Errno 28] No space left on device
 		log:   "nvidia-docker | 2017/11/07 10:00:00 Error: unsupported CUDA version: driver 0.0 < image 8.0.61\n",
 		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
 	},
+
+	// NGC's entrypoint checks for libcuda.so.1 and /dev/nvidiactl first
+	// ('The NVIDIA Driver was not detected') and only then reads the
+	// driver version from /proc/driver/nvidia/version: an empty version
+	// ('version  was detected') means the driver reached the container and
+	// only that file was not visible, not a container started without
+	// GPUs (a Triton log shows the GPU in use right after it).
+	{
+		name: "ngc_empty_driver_version_is_not_a_container_without_gpus",
+		log: `ERROR: This container was built for NVIDIA Driver Release 515.48 or later, but
+       version  was detected and compatibility mode is UNAVAILABLE.
+`,
+		cause: "benign_warning_only", notCause: []string{"container_runtime_no_gpu"},
+	},
+	{
+		name: "ngc_driver_version_too_old_stays_decided",
+		log: `ERROR: This container was built for NVIDIA Driver Release 530.30 or later, but
+       version 470.161.03 was detected and compatibility mode is UNAVAILABLE.
+`,
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
