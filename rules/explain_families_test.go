@@ -315,6 +315,17 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "pycuda._driver.MemoryError: cuMemAlloc failed: out of memory\n",
 		cause: "gpu_out_of_memory_own_job", decided: false,
 	},
+	// A StreamExecutor without its DNN plugin: cuDNN did not load.
+	{
+		name:  "tf_no_dnn_in_stream_executor",
+		log:   "tensorflow.python.framework.errors_impl.InternalError: Exception encountered when calling layer \"conv2d\" (type Conv2D). No DNN in stream executor. [Op:Conv2D]\n",
+		cause: "libcudnn_missing", decided: false,
+	},
+	{
+		name:  "xla_ret_check_dnn_nullptr",
+		log:   "XlaRuntimeError: INTERNAL: RET_CHECK failure (external/xla/xla/service/gpu/gpu_compiler.cc:618) dnn != nullptr\n",
+		cause: "libcudnn_missing", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
