@@ -326,6 +326,23 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "XlaRuntimeError: INTERNAL: RET_CHECK failure (external/xla/xla/service/gpu/gpu_compiler.cc:618) dnn != nullptr\n",
 		cause: "libcudnn_missing", decided: false,
 	},
+	// Windows' own words for a DLL of the same name lacking an entry point
+	// (ERROR_PROC_NOT_FOUND at start-up), and NTSTATUS exit codes.
+	{
+		name:  "windows_entry_point_not_in_cudnn_dll",
+		log:   "The procedure entry point cudnnGetLibConfig could not be located in the dynamic link library C:\\CUDA\\v11.2\\bin\\cudnn_ops_infer64_8.dll.\n",
+		cause: "cudnn_version_mismatch", decided: false,
+	},
+	{
+		name:  "windows_exit_code_illegal_instruction",
+		log:   "Process finished with exit code -1073741795 (0xC000001D)\n",
+		cause: "framework_import_failed", decided: false,
+	},
+	{
+		name:  "windows_exit_code_dll_not_found",
+		log:   "Process finished with exit code -1073741515 (0xC0000135)\n",
+		cause: "framework_import_failed", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
