@@ -85,6 +85,19 @@ name; nvidia-smi on the host and in the container says which.`,
 		Run: reasonContainerGPUsPassed,
 	},
 	{
+		ID: "explain.error35_container_without_gpus", Title: "Error 35 in a container started without GPU access", Link: checks.LinkPlatform, Phase: phaseFindings,
+		Causes: []string{"container_runtime_no_gpu"},
+		Doc: `CUDA's error 35 ('driver version is insufficient') is decided as a driver too old where
+the paste shows the driver's version. The CUDA runtime says the same where it finds no
+driver at all (cudaDriverGetVersion returns 0 without one), which is what a container
+started without GPU access sees: no libcuda is mounted into it. When the paste shows the
+container started that way (a docker or podman run without a GPU request, which
+container.run_without_gpus reads), the driver version shown is the host's, which the
+container never got: error 35 is then that container's symptom, not a verdict on the
+driver.`,
+		Run: reasonError35ContainerWithoutGPUs,
+	},
+	{
 		ID: "explain.slurm_no_gpu", Title: "A Slurm job that requested no GPU", Link: checks.LinkPlatform, Phase: phaseFindings,
 		Causes: []string{"scheduler_no_gpu_allocated"},
 		Doc: `When the paste comes from a Slurm job (srun, sbatch, salloc, #SBATCH, SLURM_* variables)
@@ -596,5 +609,23 @@ func reasonNotAFault(st *explainState) {
 		d.title = title
 		d.detail = detail
 		d.reasons = append(d.reasons, "explain.not_a_fault")
+	}
+}
+
+// reasonError35ContainerWithoutGPUs: a driver version shown decides error
+// 35 only where the failing program could reach that driver; a container
+// started without GPU access gets no libcuda, and the runtime's error 35
+// there is the driver it does not see.
+func reasonError35ContainerWithoutGPUs(st *explainState) {
+	if len(st.draftsOf("container.run_without_gpus")) == 0 {
+		return
+	}
+	for _, d := range st.draftsOf("cuda.driver_insufficient") {
+		if c, _ := d.evidence["context"].(string); d.symptom || c != "driver_version_shown" {
+			continue
+		}
+		d.symptom, d.noFix = true, true
+		d.note("The paste also shows the container started without GPU access: the driver version shown is the host's, which this container never got, and CUDA returns error 35 where it finds no driver at all.")
+		d.reasons = append(d.reasons, "explain.error35_container_without_gpus")
 	}
 }

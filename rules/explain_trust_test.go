@@ -486,6 +486,40 @@ OSError: [Errno 28] No space left on device
 `,
 		cause: "driver_too_old_for_cuda", decided: true,
 	},
+
+	// Error 35 is also what the CUDA runtime says with no driver at all
+	// (cudaDriverGetVersion returns 0 without one): inside a container
+	// started without GPU access libcuda is absent. A driver version the
+	// paste shows may be the host's nvidia-smi, which the container never
+	// got: with a container and no GPU request in the paste it decides
+	// nothing, and a docker run without a GPU request is the cause.
+	{
+		name: "error_35_in_a_container_started_without_gpus",
+		log: `$ nvidia-smi
+| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |
+$ docker run -it --rm my-image python train.py
+RuntimeError: CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "container_runtime_no_gpu", decided: true, noFix: []string{"install-driver"},
+	},
+	{
+		name: "error_35_in_a_container_with_gpus_and_an_old_host_driver_stays_decided",
+		log: `$ nvidia-smi
+| NVIDIA-SMI 470.182.03   Driver Version: 470.182.03   CUDA Version: 11.4     |
+$ docker run --gpus all -it --rm my-image python train.py
+RuntimeError: CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	{
+		name: "error_35_in_a_container_shell_with_its_driver_shown_stays_decided",
+		log: `root@3f2a1b4c5d6e:/workspace# nvidia-smi
+| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |
+root@3f2a1b4c5d6e:/workspace# python train.py
+RuntimeError: CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
