@@ -343,6 +343,12 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "Process finished with exit code -1073741515 (0xC0000135)\n",
 		cause: "framework_import_failed", decided: false,
 	},
+	// A bare number is read only as an error code, not as a count.
+	{
+		name:     "cuda_error_2_devices_is_a_count",
+		log:      "CUDA error: 2 devices found but none usable by this build\n",
+		notCause: []string{"gpu_out_of_memory_own_job"},
+	},
 }
 
 func TestFamilies(t *testing.T) {
