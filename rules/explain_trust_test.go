@@ -520,6 +520,27 @@ RuntimeError: CUDA driver version is insufficient for CUDA runtime version
 `,
 		cause: "driver_too_old_for_cuda", decided: true,
 	},
+
+	// wsl -l -v lists every distribution; only the default one ('*') is
+	// where a plain terminal runs. A second distribution at version 1
+	// beside a default at version 2 is not where the program ran.
+	{
+		name: "wsl1_listed_beside_a_default_wsl2_is_not_the_cause",
+		log: `PS C:\Users\me> wsl -l -v
+  NAME                   STATE           VERSION
+* Ubuntu-22.04           Running         2
+  Ubuntu-18.04           Stopped         1
+`,
+		cause: "benign_warning_only", notCause: []string{"wsl1_no_gpu"},
+	},
+	{
+		name: "wsl1_default_distribution_stays_decided",
+		log: `PS C:\Users\me> wsl -l -v
+  NAME                   STATE           VERSION
+* Ubuntu-20.04           Running         1
+`,
+		cause: "wsl1_no_gpu", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
