@@ -349,6 +349,13 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:      "CUDA error: 2 devices found but none usable by this build\n",
 		notCause: []string{"gpu_out_of_memory_own_job"},
 	},
+	// XLA's autotuner finding no cuBLAS in its StreamExecutor: the family
+	// of 'without BLAS support' (a cuBLAS that did not initialise).
+	{
+		name:  "xla_gemm_algorithm_picker_without_blas",
+		log:   "XlaRuntimeError: INTERNAL: RET_CHECK failure (external/org_tensorflow/tensorflow/compiler/xla/service/gpu/gemm_algorithm_picker.cc:309) stream->parent()->GetBlasGemmAlgorithms(stream, &algorithms)\n",
+		cause: "gpu_memory_preallocation", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
