@@ -1151,6 +1151,14 @@ func reasonComputeMode(st *explainState) {
 		"In Exclusive Process mode a GPU accepts one process; these already run work (memory used, utilisation), so a new program gets 'all CUDA-capable devices are busy or unavailable'. Use a free GPU or the one your job was allocated.")
 	d.lines = firstN(lines, maxQuotedLines)
 	d.firstLine = firstLineOf(lines)
+	// No program in the paste was refused ('busy or unavailable' would be
+	// a finding of that cause, attached above): Exclusive Process is the
+	// default on many clusters and cloud instances, and the process the
+	// table shows is often the user's own job. The mode explains a refusal
+	// only where one shows: undecided, no fix.
+	d.symptom, d.noFix = true, true
+	d.note("No program in the paste was refused the GPU ('all CUDA-capable devices are busy or unavailable'): the process using it may be your own job, and Exclusive Process mode is the default on many clusters.")
+	d.next = []string{"nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv   # whose process holds the GPU", "the error the program that failed printed"}
 	attach(d, ids, lines)
 }
 

@@ -541,6 +541,18 @@ RuntimeError: CUDA driver version is insufficient for CUDA runtime version
 `,
 		cause: "wsl1_no_gpu", decided: true,
 	},
+
+	// nvidia-smi's 'E. Process' column with a busy GPU explains a program
+	// refused the GPU ('all CUDA-capable devices are busy or unavailable');
+	// with no refusal in the paste the busy process may be the user's own
+	// job (Exclusive Process is many clusters' default): undecided.
+	{
+		name: "exclusive_process_busy_with_no_refusal_is_undecided",
+		log: `|   0  Tesla V100-SXM2...  On   | 00000000:00:1E.0 Off |                    0 |
+| N/A   45C    P0   180W / 300W |  14000MiB / 16160MiB |     98%   E. Process |
+`,
+		cause: "compute_mode_prohibited", decided: false,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
