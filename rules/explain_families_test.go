@@ -356,6 +356,16 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "XlaRuntimeError: INTERNAL: RET_CHECK failure (external/org_tensorflow/tensorflow/compiler/xla/service/gpu/gemm_algorithm_picker.cc:309) stream->parent()->GetBlasGemmAlgorithms(stream, &algorithms)\n",
 		cause: "gpu_memory_preallocation", decided: false,
 	},
+	{
+		name:  "opencv_throw_no_cuda_not_implemented",
+		log:   "cv2.error: OpenCV(4.5.5) :-1: error: (-213:The function/feature is not implemented) The called functionality is disabled for current build or platform in function 'throw_no_cuda'\n",
+		cause: "framework_cpu_only_build", decided: true,
+	},
+	{
+		name:  "deepspeed_cuda_home_does_not_exist",
+		log:   "deepspeed.ops.op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to compile CUDA op(s)\n",
+		cause: "libcudart_missing", decided: true,
+	},
 }
 
 func TestFamilies(t *testing.T) {
