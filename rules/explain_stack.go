@@ -98,6 +98,19 @@ driver.`,
 		Run: reasonError35ContainerWithoutGPUs,
 	},
 	{
+		ID: "explain.pip_pin_newer_minor", Title: "pip's pin conflict with a newer CUDA wheel of the same major version", Link: checks.LinkLibraries, Phase: phaseFindings,
+		Causes: []string{"cuda_version_mismatch_tf_build", "cudnn_version_mismatch"},
+		Doc: `pip's dependency-conflict report ('tensorflow 2.16.1 requires nvidia-cublas-cu12==12.3.4.1,
+but you have nvidia-cublas-cu12 12.4.5.8 which is incompatible') says only that the wheel
+does not satisfy the framework's pin. NVIDIA's CUDA libraries keep one soname per major
+version (libcublas.so.12, libcudnn.so.9) and a newer minor release runs programs built
+against an older one (cuDNN's API compatibility: minor releases are backward compatible),
+so a newer wheel of the same major usually loads and works: the mismatch is then the
+likely reading only, undecided. Another major version, or an older minor than the pin,
+stays decided.`,
+		Run: reasonPipPinNewerMinor,
+	},
+	{
 		ID: "explain.slurm_no_gpu", Title: "A Slurm job that requested no GPU", Link: checks.LinkPlatform, Phase: phaseFindings,
 		Causes: []string{"scheduler_no_gpu_allocated"},
 		Doc: `When the paste comes from a Slurm job (srun, sbatch, salloc, #SBATCH, SLURM_* variables)
@@ -627,5 +640,26 @@ func reasonError35ContainerWithoutGPUs(st *explainState) {
 		d.symptom, d.noFix = true, true
 		d.note("The paste also shows the container started without GPU access: the driver version shown is the host's, which this container never got, and CUDA returns error 35 where it finds no driver at all.")
 		d.reasons = append(d.reasons, "explain.error35_container_without_gpus")
+	}
+}
+
+// reasonPipPinNewerMinor: a pin conflict with a newer wheel of the same
+// major version is no proof the framework loads a library it cannot use.
+func reasonPipPinNewerMinor(st *explainState) {
+	for _, d := range st.draftsOf("pip.tf_dependency_conflict") {
+		if d.symptom {
+			continue
+		}
+		spec := strings.TrimSpace(d.values["spec"])
+		if !strings.HasPrefix(spec, "==") {
+			continue
+		}
+		want, have := parseVer(strings.TrimPrefix(spec, "==")), parseVer(d.values["installed_version"])
+		if len(want) < 2 || len(have) < 2 || want.major() != have.major() || have.cmp(want) < 0 {
+			continue
+		}
+		d.symptom, d.noFix = true, true
+		d.note("The installed wheel is a newer release of the same major version (%s for the pinned %s): NVIDIA's libraries keep their soname within a major version and a newer minor release runs programs built against an older one, so this pin conflict alone does not show a library the framework cannot use; the framework's own load or version error would.", have, want)
+		d.reasons = append(d.reasons, "explain.pip_pin_newer_minor")
 	}
 }

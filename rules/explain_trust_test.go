@@ -553,6 +553,28 @@ RuntimeError: CUDA driver version is insufficient for CUDA runtime version
 `,
 		cause: "compute_mode_prohibited", decided: false,
 	},
+
+	// pip's conflict report says only that an installed CUDA wheel does not
+	// satisfy the framework's pin. NVIDIA's libraries keep one soname per
+	// major version and a newer minor release runs programs built against
+	// an older one (cuDNN's API compatibility: minor releases are backward
+	// compatible): a newer wheel of the same major is the likely reading
+	// only; another major, or an older minor, stays decided.
+	{
+		name:  "pip_pin_newer_minor_same_major_is_undecided",
+		log:   "tensorflow 2.16.1 requires nvidia-cublas-cu12==12.3.4.1, but you have nvidia-cublas-cu12 12.4.5.8 which is incompatible.\n",
+		cause: "cuda_version_mismatch_tf_build", decided: false,
+	},
+	{
+		name:  "pip_pin_other_major_stays_decided",
+		log:   "tensorflow 2.15.0 requires nvidia-cudnn-cu12==8.9.4.25; extra == \"and-cuda\", but you have nvidia-cudnn-cu12 9.1.0.70 which is incompatible.\n",
+		cause: "cudnn_version_mismatch", decided: true,
+	},
+	{
+		name:  "pip_pin_older_minor_stays_decided",
+		log:   "torch 2.3.0 requires nvidia-cudnn-cu12==8.9.2.26, but you have nvidia-cudnn-cu12 8.5.0.96 which is incompatible.\n",
+		cause: "cudnn_version_mismatch", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
