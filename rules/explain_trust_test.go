@@ -575,6 +575,20 @@ RuntimeError: CUDA driver version is insufficient for CUDA runtime version
 		log:   "torch 2.3.0 requires nvidia-cudnn-cu12==8.9.2.26, but you have nvidia-cudnn-cu12 8.5.0.96 which is incompatible.\n",
 		cause: "cudnn_version_mismatch", decided: true,
 	},
+
+	// 'nvidia.com/gpu: 0' under a node's Capacity/Allocatable: the device
+	// plugin registered no GPU, because it has no NVIDIA runtime, because
+	// it marked the GPUs unhealthy (an Xid), or because the node has none.
+	// The plugin's log decides.
+	{
+		name: "k8s_node_advertising_zero_gpus_is_undecided",
+		log: `Allocatable:
+  cpu:                8
+  memory:             32780040Ki
+  nvidia.com/gpu:     0
+`,
+		cause: "container_runtime_no_gpu", decided: false,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
