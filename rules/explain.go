@@ -259,7 +259,7 @@ type draft struct {
 	valueHits map[string]int // per value name, the lines that extracted it
 }
 
-func (d *draft) addHit(h hit) {
+func (d *draft) addHit(h hit, fws func(string) []string) {
 	d.count++
 	d.hits++
 	if d.firstLine == 0 || h.line < d.firstLine {
@@ -271,7 +271,7 @@ func (d *draft) addHit(h hit) {
 		// reader sees (running its expressions over every hit of a
 		// message repeated thousands of times cost most of explain's
 		// time on such a log).
-		for _, fw := range lineFrameworksOf(h.text) {
+		for _, fw := range fws(h.text) {
 			if d.lineFw == nil {
 				d.lineFw = map[string]bool{}
 			}
@@ -328,6 +328,7 @@ type explainState struct {
 	broadOnly bool
 	drafts    []*draft
 	byKey     map[string]*draft
+	fwMemo    map[string][]string // lineFrameworks
 	facts     []factHit
 	contexts  map[string][]lineRef
 	success   []hit
@@ -423,7 +424,21 @@ func (st *explainState) addHit(h hit) {
 		st.byKey[key] = d
 		st.drafts = append(st.drafts, d)
 	}
-	d.addHit(h)
+	d.addHit(h, st.lineFrameworks)
+}
+
+// lineFrameworks is lineFrameworksOf, once per line text (several
+// signatures quote one line).
+func (st *explainState) lineFrameworks(text string) []string {
+	if fws, ok := st.fwMemo[text]; ok {
+		return fws
+	}
+	if st.fwMemo == nil {
+		st.fwMemo = map[string][]string{}
+	}
+	fws := lineFrameworksOf(text)
+	st.fwMemo[text] = fws
+	return fws
 }
 
 // newDraft adds a reasoner's own finding.

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // The matcher runs every signature over a log in one pass. A line is tried
@@ -25,13 +26,17 @@ type matcher struct {
 	// IDs, indexes into lits.
 	pre   [][][][]int32
 	named [][]bool // named[si][i]: sigs[si].re[i] has named groups
-	// first[si][i]: the bytes a line sigs[si].re[i] matches starts with
-	// (anchoredFirst); nil: any.
-	first    [][]*byteSet
-	lits     []literal
-	litPairs [][]uint32 // pairsOf each literal
+	// first[si][i]: how a line sigs[si].re[i] matches starts
+	// (anchoredFirst); nil: any way.
+	first [][]*lineStart
+	// starts[si][i]: strings every match of sigs[si].re[i] starts with
+	// (startLiterals), folded when startFold; nil: none known.
+	starts    [][][]string
+	startFold [][]bool
+	lits      []literal
+	litPairs  [][]uint32 // pairsOf each literal
 	// Automaton over the keywords' first keywordDepth bytes:
-	// delta[state*nclass+class] is the next state; out[state] lists the
+	// delta[state*nclass+class] is the next state (and hasOut); out[state] lists the
 	// keywords whose first bytes end here (failure links merged), each
 	// with the rest of it, compared in place.
 	class  [256]uint8
@@ -56,7 +61,7 @@ const keywordDepth = 8
 
 func newMatcher(sigs []*Signature) *matcher {
 	m := &matcher{sigs: sigs, pre: make([][][][]int32, len(sigs)), named: make([][]bool, len(sigs)),
-		first: make([][]*byteSet, len(sigs))}
+		first: make([][]*lineStart, len(sigs)), starts: make([][][]string, len(sigs)), startFold: make([][]bool, len(sigs))}
 	litID := map[literal]int32{}
 	for si, s := range sigs {
 		for i, p := range s.Patterns {
@@ -90,6 +95,9 @@ func newMatcher(sigs []*Signature) *matcher {
 			}
 			m.named[si] = append(m.named[si], named)
 			m.first[si] = append(m.first[si], anchoredFirst(p))
+			st, fold := startLiterals(p)
+			m.starts[si] = append(m.starts[si], st)
+			m.startFold[si] = append(m.startFold[si], fold)
 		}
 	}
 	// Byte classes: each distinct keyword byte (folded to lower case) gets
@@ -135,7 +143,7 @@ func newMatcher(sigs []*Signature) *matcher {
 			}
 		}
 	}
-	if len(nodes) > 1<<16 {
+	if len(nodes) > stateMask {
 		panic("rules: keyword automaton too large") // the depth bounds it
 	}
 	// Breadth-first: failure links and the full transition table.
@@ -173,8 +181,22 @@ func newMatcher(sigs []*Signature) *matcher {
 		}
 		m.out[i] = d
 	}
+	// A transition into a state where keywords end carries hasOut, so
+	// the scan looks at out only there.
+	for k, t := range m.delta {
+		if len(m.out[t]) > 0 {
+			m.delta[k] = t | hasOut
+		}
+	}
 	return m
 }
+
+// A transition is the next state (stateMask) and whether keywords end
+// there (hasOut).
+const (
+	hasOut    = 1 << 15
+	stateMask = hasOut - 1
+)
 
 // foldedPrefix reports whether s starts with lower (lower-case ASCII),
 // ASCII case folded.
@@ -197,7 +219,11 @@ func (m *matcher) candidates(line string, mark []uint32, stamp uint32, buf []int
 	st := 0
 	n := m.nclass
 	for i := 0; i < len(line); i++ {
-		st = int(m.delta[st*n+int(m.class[line[i]])])
+		t := m.delta[st*n+int(m.class[line[i]])]
+		st = int(t & stateMask)
+		if t&hasOut == 0 {
+			continue
+		}
 		for _, o := range m.out[st] {
 			if mark[o.sig] != stamp && foldedPrefix(line[i+1:], o.rest) {
 				mark[o.sig] = stamp
@@ -233,8 +259,21 @@ func (m *matcher) match(si int32, line *lineView, values bool) (map[string]strin
 		if !m.admits(si, i, line) {
 			continue
 		}
+		// Where a match can start at the earliest.
+		text, off := line.text, 0
+		if st := m.starts[si][i]; st != nil {
+			at, ok := line.firstStart(st, m.startFold[si][i])
+			if ok && at < 0 {
+				continue
+			}
+			if ok && at > 0 {
+				_, n := utf8.DecodeLastRuneInString(text[:at])
+				off = at - n
+				text = text[off:]
+			}
+		}
 		if !values || !m.named[si][i] {
-			if !re.MatchString(line.text) {
+			if !re.MatchString(text) {
 				continue
 			}
 			if !values {
@@ -242,7 +281,7 @@ func (m *matcher) match(si int32, line *lineView, values bool) (map[string]strin
 			}
 			return map[string]string{}, true
 		}
-		loc := re.FindStringSubmatchIndex(line.text)
+		loc := re.FindStringSubmatchIndex(text)
 		if loc == nil {
 			continue
 		}
@@ -251,7 +290,7 @@ func (m *matcher) match(si int32, line *lineView, values bool) (map[string]strin
 			if name == "" || loc[2*i] < 0 {
 				continue
 			}
-			v[name] = strings.TrimSpace(line.text[loc[2*i]:loc[2*i+1]])
+			v[name] = strings.TrimSpace(text[loc[2*i]:loc[2*i+1]])
 		}
 		normalizeValues(v)
 		return v, true
@@ -262,7 +301,7 @@ func (m *matcher) match(si int32, line *lineView, values bool) (map[string]strin
 // admits reports whether expression i of signature si may match line:
 // whether the line starts as it must and passes its prefilter.
 func (m *matcher) admits(si int32, i int, line *lineView) bool {
-	if f := m.first[si][i]; f != nil && (line.text == "" || !f.has(line.text[0])) {
+	if f := m.first[si][i]; f != nil && !f.admits(line.text) {
 		return false
 	}
 	return line.passes(m.pre[si][i])
@@ -307,6 +346,14 @@ type scanner struct {
 	stamp uint32
 	buf   []int32
 	memo  *litMemo // which literals the line being matched holds
+	// checked: the literals looked up in the text being matched;
+	// lastLits: those of the last text matched, and whether it held
+	// them; segLits: the same for the last segment; runLits: which the
+	// run of wrapped pieces holds.
+	checked  []int32
+	lastLits []litResult
+	segLits  []litResult
+	runLits  *runLits
 
 	// The run of wrapped pieces the last segment belongs to (see wrap).
 	run       string
@@ -347,6 +394,7 @@ func (sc *scanner) wrap(lineNo int, seg string) {
 		sc.run, sc.runLine, sc.runPieces, sc.runLast = seg, lineNo, 1, len(seg)
 		sc.runSigs = append(sc.runSigs[:0], sc.alone...)
 		sc.runCand = append(sc.runCand[:0], sc.segCand...)
+		sc.runLits.reset(sc.segLits)
 		return
 	}
 	m := sc.m
@@ -380,7 +428,15 @@ func (sc *scanner) wrap(lineNo int, seg string) {
 			sc.buf = append(sc.buf, si)
 		}
 	}
-	sc.matchAll(joined, sc.runLine, &sc.runSigs)
+	// What the run so far holds, and what the new piece was seen to
+	// hold, the joined text holds.
+	for _, r := range sc.segLits {
+		if r.held {
+			sc.runLits.set(r.id, true)
+		}
+	}
+	sc.matchAll(joined, sc.runLine, &sc.runSigs, len(joined)-len(seg))
+	sc.runLits.join(sc.lastLits)
 }
 
 func containsIdx(xs []int32, x int32) bool {
@@ -394,7 +450,7 @@ func containsIdx(xs []int32, x int32) bool {
 
 func (m *matcher) newScanner() *scanner {
 	return &scanner{m: m, extra: map[*Signature]int{}, kept: make([]int, len(m.sigs)),
-		mark: make([]uint32, len(m.sigs)), memo: newLitMemo(len(m.lits))}
+		mark: make([]uint32, len(m.sigs)), memo: newLitMemo(len(m.lits)), runLits: newRunLits(len(m.lits))}
 }
 
 // segment matches one non-blank segment of line lineNo.
@@ -402,6 +458,7 @@ func (sc *scanner) segment(lineNo int, seg string) {
 	m := sc.m
 	seg = cleanLine(seg)
 	sc.alone = sc.alone[:0]
+	sc.segLits = sc.segLits[:0]
 	defer func() { sc.wrap(lineNo, seg) }()
 	sc.stamp++
 	sc.buf = m.candidates(seg, sc.mark, sc.stamp, sc.buf)
@@ -409,7 +466,7 @@ func (sc *scanner) segment(lineNo int, seg string) {
 	if len(sc.buf) == 0 {
 		return
 	}
-	seg = sc.matchAll(seg, lineNo, &sc.alone)
+	seg = sc.matchAll(seg, lineNo, &sc.alone, 0)
 }
 
 // matchAll runs the candidate signatures (sc.buf) over text, records a
@@ -417,8 +474,23 @@ func (sc *scanner) segment(lineNo int, seg string) {
 // maxHitsPerSignature) and adds it to *matched. It returns text, cloned
 // once a hit keeps it (a kept line does not hold on to the buffer it came
 // from).
-func (sc *scanner) matchAll(text string, line int, matched *[]int32) string {
+func (sc *scanner) matchAll(text string, line int, matched *[]int32, cut int) string {
 	view := sc.m.newLineView(text, sc.memo)
+	view.checked = sc.checked[:0]
+	if cut > 0 {
+		view.run, view.cut = sc.runLits, cut
+	}
+	defer func() {
+		// What the text was seen to hold, for wrap.
+		sc.checked = view.checked
+		sc.lastLits = sc.lastLits[:0]
+		for _, id := range view.checked {
+			sc.lastLits = append(sc.lastLits, litResult{id, view.memo.val[id]})
+		}
+		if cut == 0 {
+			sc.segLits = append(sc.segLits, sc.lastLits...)
+		}
+	}()
 	kept := false
 	for _, si := range sc.buf {
 		s := sc.m.sigs[si]

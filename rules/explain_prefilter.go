@@ -20,11 +20,18 @@ import (
 // an expression runs only on a line where every clause has a literal
 // present. A prefilter only ever skips an expression that cannot match,
 // so the answers are those of the expressions alone (TestPrefilterSound,
-// FuzzPrefilter). The literals are looked for with strings.Contains in
-// the candidate line, most selective clause first: putting the library's
-// ~4,000 literals into the keyword automaton instead made its table 20
-// times larger (22 MB) and the pass over every line slower than the
-// expressions it saved.
+// FuzzPrefilter, TestPrefilterChangesNoHit). The literals are looked for
+// with strings.Contains in the candidate line, the cheapest clause first,
+// each answer remembered for the line (lineView.has), a bitmap of the
+// line's byte pairs answering most on a long line, and a run of wrapped
+// lines joined (scanner.wrap) looked at only across the cut and in the new
+// piece for a literal the run so far lacks (runLits): putting the
+// library's ~4,000 literals into the keyword automaton instead made its
+// table 20 times larger (22 MB) and the pass over every line slower than
+// the expressions it saved. Two more cuts, as sound: an expression
+// anchored at the line's start runs only on a line that starts as its
+// match must (anchoredFirst), and one whose match starts with one of a
+// few strings runs from the first of them (startLiterals).
 //
 // The literals come from the expression's parsed form (regexp/syntax; the
 // regexp package keeps its own literal analysis to itself, and
@@ -442,19 +449,7 @@ func concat(subs []litInfo) litInfo {
 			cur = exactInfo(s.fold, append([]string(nil), s.exact...)...)
 			continue
 		}
-		a, b, fold := cur.exact, s.exact, cur.fold || s.fold
-		if fold {
-			a, b = foldSet(cur), foldSet(s)
-		}
-		next := make([]string, 0, len(a)*len(b))
-		for _, x := range a {
-			for _, y := range b {
-				if !contains(next, x+y) {
-					next = append(next, x+y)
-				}
-			}
-		}
-		cur = exactInfo(fold, next...)
+		cur = product(cur, s)
 	}
 	if !cut && len(out.and) == 0 {
 		return cur
@@ -463,6 +458,62 @@ func concat(subs []litInfo) litInfo {
 		flush()
 	}
 	return out
+}
+
+// product is every string of a followed by one of b (folded when either
+// is).
+func product(a, b litInfo) litInfo {
+	x, y, fold := a.exact, b.exact, a.fold || b.fold
+	if fold {
+		x, y = foldSet(a), foldSet(b)
+	}
+	next := make([]string, 0, len(x)*len(y))
+	for _, p := range x {
+		for _, q := range y {
+			if !contains(next, p+q) {
+				next = append(next, p+q)
+			}
+		}
+	}
+	return exactInfo(fold, next...)
+}
+
+// startLiterals returns strings one of which every match of pattern
+// starts with (past word boundaries), and whether they are folded; nil
+// when there are none. Go's regexp skips to a literal prefix itself, but
+// not past a \b or under (?i), where it tries every position of the line
+// until the match; so the expression is run from the first of these
+// instead (matcher.match), one rune before it, which keeps what a \b
+// there sees.
+func startLiterals(pattern string) ([]string, bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, false
+	}
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	subs := []*syntax.Regexp{re}
+	if re.Op == syntax.OpConcat {
+		subs = re.Sub
+	}
+	for len(subs) > 0 && (subs[0].Op == syntax.OpWordBoundary || subs[0].Op == syntax.OpNoWordBoundary) {
+		subs = subs[1:]
+	}
+	cur := exactInfo(false, "")
+	for _, sub := range subs {
+		info := analyze(sub)
+		if info.exact == nil || len(cur.exact)*len(info.exact) > maxExact {
+			break
+		}
+		cur = product(cur, info)
+	}
+	for _, x := range cur.exact {
+		if x == "" {
+			return nil, false
+		}
+	}
+	return cur.exact, cur.fold
 }
 
 // alternate: the union of the branches' exact sets when small (folded
@@ -535,22 +586,65 @@ func (b *byteSet) add(lo, hi int) {
 
 func (b *byteSet) has(c byte) bool { return b[c/64]&(1<<(c%64)) != 0 }
 
-// anchoredFirst: an expression anchored at the start of the text (`^`,
-// one line) matches only a line that starts with one of the bytes its
-// match can start with (`^\s*'?\d+\.\d+` needs a space, a quote or a
-// digit first); such expressions are tried on most lines, keyed on "." or
-// "-". It returns nil when the expression is not anchored or its match
-// may be empty.
-func anchoredFirst(pattern string) *byteSet {
+// lineStart: an expression anchored at the start of the text (`^`, one
+// line) matches only a line that starts with one of the bytes its match
+// can start with (`^\s*'?\d+\.\d+` needs a space, a quote or a digit
+// first), and where it starts with a run of one class (a leading `\s*`)
+// that no byte it can go on with belongs to, only a line whose first byte
+// past such a run is one of those (a digit or a quote: an indented
+// traceback line is not). Such expressions are tried on most lines,
+// keyed on "." or "-". It returns nil when the expression is not anchored
+// or its match may be empty.
+type lineStart struct {
+	skip  *byteSet // the leading run's bytes; nil: none
+	first byteSet
+}
+
+func (ls *lineStart) admits(text string) bool {
+	i := 0
+	if ls.skip != nil {
+		for i < len(text) && ls.skip.has(text[i]) {
+			i++
+		}
+	}
+	return i < len(text) && ls.first.has(text[i])
+}
+
+func anchoredFirst(pattern string) *lineStart {
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil || re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[0].Op != syntax.OpBeginText {
 		return nil
 	}
-	set, empty := firstOfSeq(re.Sub[1:])
+	subs := re.Sub[1:]
+	set, empty := firstOfSeq(subs)
 	if empty {
 		return nil
 	}
-	return &set
+	// A leading run of one class: the match starts where the line's run
+	// of it ends when what follows cannot start with one of its bytes.
+	if lead := subs[0]; len(subs) > 1 && (lead.Op == syntax.OpStar || lead.Op == syntax.OpPlus) && singleChar(lead.Sub[0]) {
+		run, _ := firstOf(lead.Sub[0])
+		rest, empty := firstOfSeq(subs[1:])
+		disjoint := true
+		for i := range run {
+			disjoint = disjoint && run[i]&rest[i] == 0
+		}
+		if disjoint && !empty {
+			return &lineStart{skip: &run, first: rest}
+		}
+	}
+	return &lineStart{first: set}
+}
+
+// singleChar reports whether re matches exactly one character.
+func singleChar(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return true
+	case syntax.OpLiteral:
+		return len(re.Rune) == 1
+	}
+	return false
 }
 
 func firstOfSeq(subs []*syntax.Regexp) (byteSet, bool) {
@@ -650,6 +744,81 @@ type lineView struct {
 	pairs   [][]uint32 // pairsOf each literal
 	memo    *litMemo
 	looks   int // literals looked for in the text so far
+	// A run of wrapped lines joined (scanner.wrap): the text is the run
+	// so far (its first cut bytes) and the new piece; run knows which
+	// literals the run so far holds.
+	run *runLits
+	cut int
+	// checked lists the literals looked up in the text, in order.
+	checked []int32
+}
+
+// runLits remembers which literals a run of wrapped lines holds, by
+// stamp: a literal the run holds, the run joined to one more piece holds;
+// one it lacks, the joined text holds only where it straddles the cut or
+// lies in the new piece, which is all there is to look at.
+type runLits struct {
+	stamp uint32
+	state []uint32 // stamp<<1 | 1 when held
+	held  []int32  // the literals held, this stamp
+}
+
+// reset starts a run whose text was seen to hold what results say.
+func (r *runLits) reset(results []litResult) {
+	r.next()
+	r.held = r.held[:0]
+	for _, x := range results {
+		r.set(x.id, x.held)
+	}
+}
+
+// join makes the run its text joined to a new piece, in which the joined
+// text was seen to hold what results say: what the run held it still
+// holds; what it lacked is known again only where looked for.
+func (r *runLits) join(results []litResult) {
+	old := append([]int32(nil), r.held...)
+	r.next()
+	r.held = r.held[:0]
+	for _, id := range old {
+		r.set(id, true)
+	}
+	for _, x := range results {
+		r.set(x.id, x.held)
+	}
+}
+
+// litResult is whether a text held a literal.
+type litResult struct {
+	id   int32
+	held bool
+}
+
+func newRunLits(n int) *runLits { return &runLits{state: make([]uint32, n)} }
+
+// next starts a new run.
+func (r *runLits) next() {
+	r.stamp++
+	if r.stamp >= 1<<31 { // wrapped: old marks would read as current
+		clear(r.state)
+		r.stamp = 1
+	}
+}
+
+func (r *runLits) set(id int32, held bool) {
+	if was, known := r.get(id); known && was {
+		return // held stays held
+	}
+	r.state[id] = r.stamp << 1
+	if held {
+		r.state[id] |= 1
+		r.held = append(r.held, id)
+	}
+}
+
+// get returns whether the run holds literal id, and whether that is known.
+func (r *runLits) get(id int32) (held, known bool) {
+	x := r.state[id]
+	return x&1 == 1, x>>1 == r.stamp
 }
 
 // litMemo remembers, per literal ID, whether the line of stamp holds it,
@@ -715,19 +884,58 @@ func (v *lineView) folded() string {
 	return v.fold
 }
 
+// firstStart returns where the first of strs (folded when fold) is in
+// the line, or -1; ok false when that is not known (a folded literal in a
+// line holding a foldEscapes rune).
+func (v *lineView) firstStart(strs []string, fold bool) (at int, ok bool) {
+	hay := v.text
+	if fold {
+		hay = v.folded()
+		if v.foldAny {
+			return 0, false
+		}
+	}
+	at = -1
+	for _, s := range strs {
+		end := len(hay)
+		if at >= 0 {
+			end = min(len(hay), at+len(s)-1)
+		}
+		if i := strings.Index(hay[:end], s); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	return at, true
+}
+
 // has reports whether the line holds literal id.
 func (v *lineView) has(id int32) bool {
 	m := v.memo
 	if m.seen[id] == m.stamp {
 		return m.val[id]
 	}
+	ok := v.look(id)
+	m.seen[id], m.val[id] = m.stamp, ok
+	v.checked = append(v.checked, id)
+	return ok
+}
+
+// look looks for literal id in the text.
+func (v *lineView) look(id int32) bool {
+	m := v.memo
 	l := v.lits[id]
 	hay := v.text
 	if l.fold {
 		hay = v.folded()
 		if v.foldAny {
-			m.seen[id], m.val[id] = m.stamp, true
 			return true
+		}
+	}
+	if v.run != nil {
+		if held, known := v.run.get(id); known {
+			// Held by the run so far, or else to be found across the
+			// cut or in the new piece.
+			return held || strings.Contains(hay[max(0, v.cut-len(l.s)+1):], l.s)
 		}
 	}
 	// The pairs pay for themselves on a long text or one that many
@@ -740,13 +948,10 @@ func (v *lineView) has(id int32) bool {
 			m.setFor = m.stamp
 		}
 		if !m.set.hasAll(v.pairs[id]) {
-			m.seen[id], m.val[id] = m.stamp, false
 			return false
 		}
 	}
-	ok := strings.Contains(hay, l.s)
-	m.seen[id], m.val[id] = m.stamp, ok
-	return ok
+	return strings.Contains(hay, l.s)
 }
 
 const (

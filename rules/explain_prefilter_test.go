@@ -18,10 +18,12 @@ import (
 func withoutPrefilters(m *matcher) *matcher {
 	c := *m
 	c.pre = make([][][][]int32, len(m.pre))
-	c.first = make([][]*byteSet, len(m.first))
+	c.first = make([][]*lineStart, len(m.first))
+	c.starts = make([][][]string, len(m.starts))
 	for si := range m.pre {
 		c.pre[si] = make([][][]int32, len(m.pre[si]))
-		c.first[si] = make([]*byteSet, len(m.first[si]))
+		c.first[si] = make([]*lineStart, len(m.first[si]))
+		c.starts[si] = make([][]string, len(m.starts[si]))
 	}
 	return &c
 }
@@ -274,37 +276,80 @@ func FuzzPrefilter(f *testing.F) {
 	})
 }
 
-// TestAnchoredFirst: the bytes a line must start with for an anchored
-// expression; none known for an unanchored one or one that may match
-// nothing.
+// TestAnchoredFirst: how a line must start for an anchored expression;
+// nothing known for an unanchored one or one that may match nothing.
 func TestAnchoredFirst(t *testing.T) {
 	for _, c := range []struct {
-		pattern, yes, no string
+		pattern string
+		yes     []string
+		no      []string
 	}{
-		{`^\s*'?(?P<v>\d+\.\d+\.\d+)\s*$`, " \t'09", "av-.\x00\xc3"},
-		{`^(?i)k`, "kK\xe2", "j "},
-		{`^\s*(?:>>>\s*)?\[\]\s*$`, " >[", "]a"},
-		{`^é`, "\xc3", "e"},
+		{`^\s*'?(?P<v>\d+\.\d+\.\d+)\s*$`, []string{"1", " \t'2", "'"}, []string{"a1", "   File", " -1", "", "   "}},
+		{`^(?i)k`, []string{"k", "K", "\u212a"}, []string{"j", " k"}},
+		{`^\s*(?:>>>\s*)?\[\]\s*$`, []string{" >", "[", "  ["}, []string{"]", " a"}},
+		{`^é`, []string{"é", "\xc3"}, []string{"e"}},
+		// The run's class meets what follows: only the first byte.
+		{`^\s*\s?x`, []string{" y", "x"}, []string{"y"}},
+		{`^[^a]*b`, []string{"cccb", "ccc"}, []string{"a"}},
 	} {
 		f := anchoredFirst(c.pattern)
 		if f == nil {
-			t.Errorf("%q: no first bytes", c.pattern)
+			t.Errorf("%q: nothing known", c.pattern)
 			continue
 		}
-		for i := 0; i < len(c.yes); i++ {
-			if !f.has(c.yes[i]) {
-				t.Errorf("%q: %q missing", c.pattern, c.yes[i])
+		for _, y := range c.yes {
+			if !f.admits(y) {
+				t.Errorf("%q: %q rejected", c.pattern, y)
 			}
 		}
-		for i := 0; i < len(c.no); i++ {
-			if f.has(c.no[i]) {
-				t.Errorf("%q: %q present", c.pattern, c.no[i])
+		for _, n := range c.no {
+			if f.admits(n) {
+				t.Errorf("%q: %q admitted", c.pattern, n)
 			}
 		}
 	}
 	for _, p := range []string{`\d+`, `^\s*$`, `^(?:a|)`, `(?:^|\s)x`} {
 		if anchoredFirst(p) != nil {
 			t.Errorf("%q: first bytes known", p)
+		}
+	}
+}
+
+// TestStartLiterals: the strings every match starts with, past word
+// boundaries; and an expression run from the first of them finds what it
+// finds in the whole line (one rune before it kept: a \b there still sees
+// the letter before).
+func TestStartLiterals(t *testing.T) {
+	for _, c := range []struct{ pattern, want string }{
+		{`\bNVIDIA (?:RTX|[AB]\d+)`, `[NVIDIA ] false`},
+		{`(?i)\bcuInit\b[^\n]*?failed`, `[cuinit] true`},
+		{`(?:update|upgrade) now`, `[update now upgrade now] false`},
+		// ^ matches nothing: a match at the start starts with --gpu.
+		{`(?:^|\t)--gpu`, `[--gpu 	--gpu] false`},
+		{`(?:foo)?bar`, `[foobar bar] false`},
+		{`\w+\.dll`, `[] false`},
+	} {
+		strs, fold := startLiterals(c.pattern)
+		if got := fmt.Sprint(strs, fold); got != c.want {
+			t.Errorf("startLiterals(%q) = %s, want %s", c.pattern, got, c.want)
+		}
+	}
+	sig := &Signature{ID: "x.y", Keywords: []string{"foo"}, Patterns: []string{`\bfoo(?P<n>\d)`}}
+	sig.re = []*regexp.Regexp{regexp.MustCompile(sig.Patterns[0])}
+	m := newMatcher([]*Signature{sig})
+	memo := newLitMemo(len(m.lits))
+	for line, want := range map[string]string{
+		"zz xfoo1":       "",  // \b sees the x: no match
+		"zz xfoo1 foo2":  "2", // the first foo cannot start it
+		"foo3":           "3",
+		"é foo4":         "4",
+		"éfoo5 foo6":     "5", // \b is ASCII: é is no word character
+		"\xfffoo7 xfoo8": "7", // an invalid byte is no letter
+	} {
+		view := m.newLineView(line, memo)
+		v, ok := m.match(0, &view, true)
+		if got := v["n"]; got != want || ok != (want != "") {
+			t.Errorf("%q: n=%q (%v), want %q", line, got, ok, want)
 		}
 	}
 }
