@@ -589,6 +589,24 @@ RuntimeError: CUDA driver version is insufficient for CUDA runtime version
 `,
 		cause: "container_runtime_no_gpu", decided: false,
 	},
+
+	// 'exec: "nvidia-smi": executable file not found' after docker run
+	// --gpus all: the container was not started without the GPU (the
+	// request shows); the toolkit's hook, its CDI spec or the driver
+	// capabilities did not mount nvidia-smi (NVIDIA/nvidia-docker#1668):
+	// undecided, and no 'start it with GPU access'.
+	{
+		name: "smi_not_in_container_with_gpus_requested_is_undecided",
+		log: `$ sudo docker run --rm --gpus all nvidia/cuda:11.0.3-base-ubuntu20.04 nvidia-smi
+docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "nvidia-smi": executable file not found in $PATH: unknown.
+`,
+		cause: "container_runtime_no_gpu", decided: false, noFix: []string{"container-gpus"},
+	},
+	{
+		name:  "smi_not_in_container_alone_stays_decided",
+		log:   "docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"nvidia-smi\": executable file not found in $PATH: unknown.\n",
+		cause: "container_runtime_no_gpu", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
