@@ -607,6 +607,17 @@ docker: Error response from daemon: failed to create shim task: OCI runtime crea
 		log:   "docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"nvidia-smi\": executable file not found in $PATH: unknown.\n",
 		cause: "container_runtime_no_gpu", decided: true,
 	},
+
+	// The NGC banner after docker run --gpus all: the container was not
+	// started without the GPU; the hook did not mount the driver, or it is
+	// WSL 2's false alarm (NVIDIA/nvidia-docker#1548 ran with --gpus all).
+	{
+		name: "ngc_banner_with_gpus_requested_is_undecided",
+		log: `$ docker run --gpus all -it --rm nvcr.io/nvidia/pytorch:23.10-py3
+WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.
+`,
+		cause: "container_runtime_no_gpu", decided: false, noFix: []string{"container-gpus"},
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
