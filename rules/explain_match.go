@@ -100,12 +100,24 @@ func newMatcher(sigs []*Signature) *matcher {
 			m.startFold[si] = append(m.startFold[si], fold)
 		}
 	}
+	// The automaton, over fewer of the keywords' first bytes should a
+	// library ever need more states than a transition can name.
+	for depth := keywordDepth; !m.buildAutomaton(depth); depth-- {
+	}
+	return m
+}
+
+// buildAutomaton builds the keyword automaton over the first depth bytes
+// of each keyword; false when it would have more than stateMask states.
+func (m *matcher) buildAutomaton(depth int) bool {
+	sigs := m.sigs
 	// Byte classes: each distinct keyword byte (folded to lower case) gets
 	// a class; every other byte is class 0.
+	m.class = [256]uint8{}
 	n := 1
 	for _, s := range sigs {
 		for _, k := range s.Keywords {
-			for i := 0; i < min(len(k), keywordDepth); i++ {
+			for i := 0; i < min(len(k), depth); i++ {
 				b := k[i]
 				if m.class[b] == 0 {
 					m.class[b] = uint8(n)
@@ -127,7 +139,7 @@ func newMatcher(sigs []*Signature) *matcher {
 	for si, s := range sigs {
 		for _, k := range s.Keywords {
 			cur := int32(0)
-			d := min(len(k), keywordDepth)
+			d := min(len(k), depth)
 			for i := 0; i < d; i++ {
 				c := m.class[k[i]]
 				nx, ok := nodes[cur].next[c]
@@ -144,7 +156,7 @@ func newMatcher(sigs []*Signature) *matcher {
 		}
 	}
 	if len(nodes) > stateMask {
-		panic("rules: keyword automaton too large") // the depth bounds it
+		return false
 	}
 	// Breadth-first: failure links and the full transition table.
 	m.delta = make([]uint16, len(nodes)*n)
@@ -188,7 +200,7 @@ func newMatcher(sigs []*Signature) *matcher {
 			m.delta[k] = t | hasOut
 		}
 	}
-	return m
+	return true
 }
 
 // A transition is the next state (stateMask) and whether keywords end

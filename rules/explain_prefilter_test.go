@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -351,5 +352,48 @@ func TestStartLiterals(t *testing.T) {
 		if got := v["n"]; got != want || ok != (want != "") {
 			t.Errorf("%q: n=%q (%v), want %q", line, got, ok, want)
 		}
+	}
+}
+
+// TestKeywordAutomatonDepth: however deep it is built, the automaton
+// finds the same candidates (the rest of a keyword is compared in place),
+// and a library too large for the full depth gets a shallower one.
+func TestKeywordAutomatonDepth(t *testing.T) {
+	m := mustLibrary().m
+	lines := []string{}
+	for _, s := range m.sigs {
+		lines = append(lines, s.Examples...)
+	}
+	want := map[string][]int32{}
+	mark := make([]uint32, len(m.sigs))
+	stamp := uint32(0)
+	for _, l := range lines {
+		stamp++
+		want[l] = append([]int32(nil), m.candidates(l, mark, stamp, nil)...)
+	}
+	for _, depth := range []int{1, 3, 64} {
+		c := *m
+		if !c.buildAutomaton(depth) {
+			t.Fatalf("depth %d: too many states", depth)
+		}
+		for _, l := range lines {
+			stamp++
+			if got := c.candidates(l, mark, stamp, nil); !slices.Equal(got, want[l]) {
+				t.Fatalf("depth %d: %q: candidates %v, want %v", depth, l, got, want[l])
+			}
+		}
+	}
+	// Many long keywords: more states than a transition names.
+	var sigs []*Signature
+	kw := func(i int) string { return fmt.Sprintf("%08x%08x", uint32(i)*2654435761, i) }
+	for i := range 8000 {
+		sigs = append(sigs, &Signature{ID: "x.y", Keywords: []string{kw(i)}, Patterns: []string{"x"}})
+	}
+	if (&matcher{sigs: sigs}).buildAutomaton(keywordDepth) {
+		t.Fatal("the test library fits the full depth")
+	}
+	big := newMatcher(sigs)
+	if got := big.candidates("zz "+kw(7999)+" "+kw(5), make([]uint32, len(sigs)), 1, nil); !slices.Equal(got, []int32{5, 7999}) {
+		t.Fatalf("candidates %v", got)
 	}
 }
