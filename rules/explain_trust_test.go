@@ -618,6 +618,25 @@ WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be avai
 `,
 		cause: "container_runtime_no_gpu", decided: false, noFix: []string{"container-gpus"},
 	},
+
+	// 'ptxas fatal' is the toolkit's PTX assembler stopping, whoever ran it:
+	// XLA, Triton, or nvcc building an extension. Only XLA's is XLA's ptxas.
+	{
+		name: "ptxas_fatal_in_an_extension_build_is_not_decided_xla",
+		log: `building 'flash_attn_2_cuda' extension
+/usr/local/cuda/bin/nvcc -c csrc/flash_attn/src/flash_fwd_hdim128_fp16_sm80.cu -o build/temp.linux-x86_64-cpython-310/csrc/flash_attn/src/flash_fwd_hdim128_fp16_sm80.o
+ptxas fatal   : Memory allocation failure
+error: command '/usr/local/cuda/bin/nvcc' failed with exit code 255
+`,
+		cause: "xla_ptxas_or_libdevice_missing", decided: false,
+	},
+	{
+		name: "ptxas_fatal_under_tensorflow_stays_decided",
+		log: `2023-05-01 10:00:00.000000: W tensorflow/compiler/xla/stream_executor/gpu/asm_compiler.cc:115] *** WARNING *** You are using ptxas 10.1.243, which is older than 11.1.
+ptxas fatal   : Unresolved extern function 'cudaGetErrorString'
+`,
+		cause: "xla_ptxas_or_libdevice_missing", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
