@@ -366,6 +366,13 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "deepspeed.ops.op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to compile CUDA op(s)\n",
 		cause: "libcudart_missing", decided: true,
 	},
+	// Unsloth raises at import when torch.cuda.is_available() is False: the
+	// family of PyTorch reporting CUDA unavailable, not a bare 'no device'.
+	{
+		name:  "unsloth_no_nvidia_gpu_found_is_torch_cuda_unavailable",
+		log:   "NotImplementedError: Unsloth: No NVIDIA GPU found? Unsloth currently only supports GPUs!\n",
+		cause: "framework_cpu_only_build", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
