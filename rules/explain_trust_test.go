@@ -637,6 +637,21 @@ ptxas fatal   : Unresolved extern function 'cudaGetErrorString'
 `,
 		cause: "xla_ptxas_or_libdevice_missing", decided: true,
 	},
+
+	// Docker 29 resolves --gpus through CDI and the vendor it detects: 'AMD
+	// CDI spec not found' / 'no known GPU vendor found' say this daemon has
+	// no NVIDIA toolkit set up, as 'could not select device driver' does,
+	// and a machine without an NVIDIA GPU says the same: undecided.
+	{
+		name:  "docker29_gpu_vendor_discovery_alone_is_undecided",
+		log:   "docker: Error response from daemon: failed to discover GPU vendor from CDI: no known GPU vendor found\n",
+		cause: "container_runtime_no_gpu", decided: false,
+	},
+	{
+		name:  "cdi_unresolvable_nvidia_device_stays_decided",
+		log:   "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all\n",
+		cause: "container_runtime_no_gpu", decided: true,
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
