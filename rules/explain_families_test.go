@@ -373,6 +373,11 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "NotImplementedError: Unsloth: No NVIDIA GPU found? Unsloth currently only supports GPUs!\n",
 		cause: "framework_cpu_only_build", decided: false,
 	},
+	{
+		name:  "hashcat_temperature_limit_reached",
+		log:   "ATTENTION! Temperature limit on GPU #1 reached, aborting...\n",
+		cause: "gpu_throttled", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
