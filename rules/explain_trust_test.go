@@ -652,6 +652,17 @@ ptxas fatal   : Unresolved extern function 'cudaGetErrorString'
 		log:   "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all\n",
 		cause: "container_runtime_no_gpu", decided: true,
 	},
+
+	// PyTorch publishes no CUDA builds for macOS ('MacOS Binaries dont
+	// support CUDA'): 'Torch not compiled with CUDA enabled' from a Python
+	// on macOS (an Intel Mac too) is the Mac, not a wheel to replace.
+	{
+		name: "torch_cpu_build_on_an_intel_mac_is_the_mac",
+		log: `OS: macOS 12.6 (x86_64)
+AssertionError: Torch not compiled with CUDA enabled
+`,
+		cause: "no_nvidia_gpu", decided: true, notCause: []string{"framework_cpu_only_build"},
+	},
 }
 
 func TestTrustAudit(t *testing.T) {
