@@ -378,6 +378,12 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "ATTENTION! Temperature limit on GPU #1 reached, aborting...\n",
 		cause: "gpu_throttled", decided: false,
 	},
+	// cuBLAS NOT_SUPPORTED: a data type the GPU lacks (bf16 before Ampere).
+	{
+		name:  "ctranslate2_cublas_not_supported",
+		log:   "RuntimeError: cuBLAS failed with status CUBLAS_STATUS_NOT_SUPPORTED\n",
+		cause: "unsupported_compute_capability", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
