@@ -384,6 +384,17 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "RuntimeError: cuBLAS failed with status CUBLAS_STATUS_NOT_SUPPORTED\n",
 		cause: "unsupported_compute_capability", decided: false,
 	},
+	// bash's 'command not found' in the user's language.
+	{
+		name:  "nvidia_smi_command_not_found_in_chinese",
+		log:   "bash: nvidia-smi：未找到命令\n",
+		cause: "driver_missing", decided: false,
+	},
+	{
+		name:  "nvidia_smi_command_not_found_in_german",
+		log:   "bash: nvidia-smi: Befehl nicht gefunden.\n",
+		cause: "driver_missing", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
