@@ -395,13 +395,23 @@ const (
 	wrapMaxPieces = 6
 )
 
-var recordStartRE = regexp.MustCompile(`^\s*(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[EWIFD]\d{4} |\[\s*\d+\.\d+\]|[A-Z][a-z]{2} [ \d]\d \d\d:|Traceback|File "|\$ |# |>>> |PS [A-Z]:)`)
+var (
+	recordStartRE = regexp.MustCompile(`^\s*(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|[EWIFD]\d{4} |\[\s*\d+\.\d+\]|[A-Z][a-z]{2} [ \d]\d \d\d:|Traceback|File "|\$ |# |>>> |PS [A-Z]:)`)
+	// recordStart: how a line recordStartRE matches starts (most lines
+	// of a log do not, and are told so without running it).
+	recordStart = anchoredFirst(recordStartRE.String())
+)
+
+// startsRecord reports whether seg starts a new record (recordStartRE).
+func startsRecord(seg string) bool {
+	return recordStart.admits(seg) && recordStartRE.MatchString(seg)
+}
 
 // wrap matches seg joined to the run before it, when seg continues a
 // wrapped message, and updates the run.
 func (sc *scanner) wrap(lineNo int, seg string) {
 	continues := sc.runPieces > 0 && sc.runPieces < wrapMaxPieces && sc.runLast >= wrapMinPiece &&
-		len(sc.run)+len(seg) <= maxLineBytes && !recordStartRE.MatchString(seg)
+		len(sc.run)+len(seg) <= maxLineBytes && !startsRecord(seg)
 	if !continues {
 		sc.run, sc.runLine, sc.runPieces, sc.runLast = seg, lineNo, 1, len(seg)
 		sc.runSigs = append(sc.runSigs[:0], sc.alone...)
@@ -497,7 +507,7 @@ func (sc *scanner) matchAll(text string, line int, matched *[]int32, cut int) st
 		sc.checked = view.checked
 		sc.lastLits = sc.lastLits[:0]
 		for _, id := range view.checked {
-			sc.lastLits = append(sc.lastLits, litResult{id, view.memo.val[id]})
+			sc.lastLits = append(sc.lastLits, litResult{id, view.memo.held(id)})
 		}
 		if cut == 0 {
 			sc.segLits = append(sc.segLits, sc.lastLits...)

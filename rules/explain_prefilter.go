@@ -825,24 +825,26 @@ func (r *runLits) get(id int32) (held, known bool) {
 // and the line's pairs once setFor is stamp.
 type litMemo struct {
 	stamp  uint32
-	seen   []uint32
-	val    []bool
+	state  []uint32 // stamp<<1 | 1 when held (one look for both)
 	set    pairSet
 	setFor uint32
 }
 
 func newLitMemo(n int) *litMemo {
-	return &litMemo{seen: make([]uint32, n), val: make([]bool, n)}
+	return &litMemo{state: make([]uint32, n)}
 }
 
 // next starts a new line.
 func (m *litMemo) next() {
 	m.stamp++
-	if m.stamp == 0 { // wrapped: old marks would read as current
-		clear(m.seen)
+	if m.stamp >= 1<<31 { // wrapped: old marks would read as current
+		clear(m.state)
 		m.stamp, m.setFor = 1, 0
 	}
 }
+
+// held reports whether the line of stamp holds literal id.
+func (m *litMemo) held(id int32) bool { return m.state[id]&1 == 1 }
 
 func (m *matcher) newLineView(text string, memo *litMemo) lineView {
 	memo.next()
@@ -911,11 +913,14 @@ func (v *lineView) firstStart(strs []string, fold bool) (at int, ok bool) {
 // has reports whether the line holds literal id.
 func (v *lineView) has(id int32) bool {
 	m := v.memo
-	if m.seen[id] == m.stamp {
-		return m.val[id]
+	if x := m.state[id]; x>>1 == m.stamp {
+		return x&1 == 1
 	}
 	ok := v.look(id)
-	m.seen[id], m.val[id] = m.stamp, ok
+	m.state[id] = m.stamp << 1
+	if ok {
+		m.state[id] |= 1
+	}
 	v.checked = append(v.checked, id)
 	return ok
 }

@@ -397,3 +397,24 @@ func TestKeywordAutomatonDepth(t *testing.T) {
 		t.Fatalf("candidates %v", got)
 	}
 }
+
+// TestStartsRecord: the line-start filter changes no answer of
+// recordStartRE (the wrapped-line rule's), over every line of the corpus
+// and unit logs and their wrapped pieces.
+func TestStartsRecord(t *testing.T) {
+	n := 0
+	for _, text := range prefilterLogs(t) {
+		for _, line := range strings.Split(text, "\n") {
+			line = cleanLine(line)
+			if got, want := startsRecord(line), recordStartRE.MatchString(line); got != want {
+				t.Fatalf("%q: startsRecord %v, recordStartRE %v", line, got, want)
+			}
+			n++
+		}
+	}
+	for _, line := range []string{"  2024-01-02 x", "E0101 12", "[  1.5] x", "Jan  2 03:04:05 h", "Traceback", `  File "x"`, "$ ls", "# ls", ">>> 1", `PS C:\x`} {
+		if !startsRecord(line) {
+			t.Errorf("%q: no record start", line)
+		}
+	}
+}
