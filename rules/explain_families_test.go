@@ -395,6 +395,17 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "bash: nvidia-smi: Befehl nicht gefunden.\n",
 		cause: "driver_missing", decided: false,
 	},
+	// glibc's dlerror in the user's language (zh_CN, de).
+	{
+		name:  "dlerror_in_chinese_names_the_missing_library",
+		log:   "ImportError: libcudnn.so.8: 无法打开共享对象文件: 没有那个文件或目录\n",
+		cause: "libcudnn_missing", decided: true,
+	},
+	{
+		name:  "dlerror_in_german_names_the_missing_library",
+		log:   "OSError: libcudart.so.11.0: Kann die Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis nicht gefunden\n",
+		cause: "libcudart_missing", decided: true,
+	},
 }
 
 func TestFamilies(t *testing.T) {
