@@ -1,0 +1,87 @@
+package rules
+
+import "testing"
+
+// review3Cases are the third reviewer's probes (session D,
+// /work/coord/review3/FINDINGS.md): answers the cues, the trust audit or
+// the new signatures got wrong on pastes written the way the field
+// writes them. Each case failed before its fix.
+var review3Cases = []judgmentCase{
+	// R3-1: an AMD APU's integrated graphics (pci.ids 'Renoir [Radeon RX
+	// Vega 6 (Ryzen 4000/5000 Mobile Series)]', Windows' 'Radeon RX Vega
+	// 10 Graphics') is no cue of a machine without an NVIDIA GPU: laptops
+	// pair it with one, which `lspci | grep VGA` often hides (a 3D
+	// controller).
+	{
+		name: "renoir_igpu_is_no_amd_card",
+		log: `$ lspci | grep -i vga
+05:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Renoir [Radeon RX Vega 6 (Ryzen 4000/5000 Mobile Series)] (rev c6)
+UserWarning: CUDA initialization: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
+	{
+		name: "ryzen_vega_10_graphics_is_no_amd_card",
+		log: `Laptop: Ryzen 7 3750H with Radeon RX Vega 10 Graphics, Ubuntu 22.04
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
+	// The discrete RX Vega 56/64 still are.
+	{
+		name: "rx_vega_64_card_is_a_cue",
+		log: `GPU: AMD Radeon RX Vega 64
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	// R3-2: a metrics table's rows ('layer-1 | 0.53 | 0.61') are no
+	// Compose log prefix.
+	{
+		name: "metrics_table_is_no_compose_prefix",
+		log: `  layer-1   | 0.532 | 0.611
+  layer-2   | 0.401 | 0.577
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"container_runtime_no_gpu"},
+	},
+	// R3-3: SQL's 'FROM metrics' is no Dockerfile base image.
+	{
+		name: "sql_from_is_no_dockerfile",
+		log: `SELECT *
+FROM metrics
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"container_runtime_no_gpu"},
+	},
+	{
+		name: "dockerfile_from_with_a_path_is_an_image",
+		log: `FROM registry.example.com:5000/team/trainer
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "container_runtime_no_gpu", decided: false,
+	},
+	// R3-4: a GPU instance type named (AWS G4dn) outweighs a CPU
+	// instance type named beside it.
+	{
+		name: "gpu_instance_type_outweighs_a_cpu_one",
+		log: `UserWarning: CUDA initialization: Found no NVIDIA driver on your system.
+I'm on a g4dn.xlarge (launched from my m5.large bastion).
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
+	{
+		name: "amd_g4ad_instance_is_no_nvidia_gpu",
+		log: `Instance type: g4ad.xlarge
+Instance type: m5.large
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+}
+
+func TestReview3Probes(t *testing.T) {
+	for _, c := range review3Cases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
