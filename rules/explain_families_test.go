@@ -406,6 +406,17 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "OSError: libcudart.so.11.0: Kann die Shared-Object-Datei nicht öffnen: Datei oder Verzeichnis nicht gefunden\n",
 		cause: "libcudart_missing", decided: true,
 	},
+	// SIGILL as the shell names it in the user's language.
+	{
+		name:  "illegal_instruction_in_french",
+		log:   ">>> import tensorflow as tf\nInstruction illégale (core dumped)\n",
+		cause: "framework_import_failed", decided: false,
+	},
+	{
+		name:  "illegal_instruction_in_german",
+		log:   "$ python -c 'import tensorflow'\nUngültiger Maschinenbefehl (Speicherabzug geschrieben)\n",
+		cause: "framework_import_failed", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
