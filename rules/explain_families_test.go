@@ -417,6 +417,17 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "$ python -c 'import tensorflow'\nUngültiger Maschinenbefehl (Speicherabzug geschrieben)\n",
 		cause: "framework_import_failed", decided: false,
 	},
+	// Windows' 'not recognized as a command' in Chinese and German.
+	{
+		name:  "windows_cmd_nvidia_smi_not_recognized_in_chinese",
+		log:   "C:\\Users\\me>nvidia-smi\n'nvidia-smi' 不是内部或外部命令，也不是可运行的程序\n或批处理文件。\n",
+		cause: "driver_missing", decided: false,
+	},
+	{
+		name:  "windows_cmd_nvidia_smi_not_recognized_in_german",
+		log:   "Der Befehl \"nvidia-smi\" ist entweder falsch geschrieben oder\nkonnte nicht gefunden werden.\n",
+		cause: "driver_missing", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
