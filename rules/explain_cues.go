@@ -1,6 +1,9 @@
 package rules
 
-import "slices"
+import (
+	"regexp"
+	"slices"
+)
 
 // Cues (signatures/cues.json): lines that say where a paste comes from
 // and so which of a shared symptom's causes is the likelier, without
@@ -57,6 +60,28 @@ func (st *explainState) dropOutweighedCues() {
 	if st.has("container") {
 		delete(st.contexts, cueContainer)
 	}
+	// A container whose own output (its Compose log prefix) shows the
+	// driver's version was given the driver and the GPU: nvidia-smi ran
+	// there, so it was not started without GPU access.
+	if st.has(cueContainer) && st.containerShowsDriver() {
+		delete(st.contexts, cueContainer)
+	}
+}
+
+// composePrefixRE is Docker Compose's log prefix ('web-1  | ', v1
+// 'web_1  | '), as ctx.cue_container_output reads it.
+var composePrefixRE = regexp.MustCompile(`^\s*[A-Za-z0-9][\w.-]*[-_]\d+\s+\|\s`)
+
+// containerShowsDriver reports whether a line of a container's own
+// output, under its Compose log prefix, shows the NVIDIA driver's version
+// (nvidia-smi's header run inside the container).
+func (st *explainState) containerShowsDriver() bool {
+	for _, l := range st.contexts["driver_version_shown"] {
+		if composePrefixRE.MatchString(l.Text) {
+			return true
+		}
+	}
+	return false
 }
 
 // nvidiaGPUShown reports whether the paste shows an NVIDIA GPU or a

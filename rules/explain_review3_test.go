@@ -78,6 +78,47 @@ RuntimeError: Found no NVIDIA driver on your system. Please check that you have 
 `,
 		cause: "no_nvidia_gpu", decided: false,
 	},
+	// R3-5: nvidia-smi's header under the same Compose prefix as the
+	// failure: the container was given the driver, so 'no device' there
+	// is not a container started without GPU access.
+	{
+		name: "compose_container_own_smi_shows_the_driver",
+		log: `trainer-1  | +-----------------------------------------------------------------------------+
+trainer-1  | | NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |
+trainer-1  | Traceback (most recent call last):
+trainer-1  | RuntimeError: CUDA error: no CUDA-capable device is detected
+`,
+		notCause: []string{"container_runtime_no_gpu"}, decided: false, cause: "cuda_visible_devices_hides_gpu",
+	},
+	// The host's nvidia-smi (no prefix) beside the container's failure
+	// is the usual story of a container started without GPUs.
+	{
+		name: "host_smi_and_compose_failure_stay_the_container",
+		log: `| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |
+trainer-1  | RuntimeError: CUDA error: no CUDA-capable device is detected
+`,
+		cause: "container_runtime_no_gpu", decided: false,
+	},
+	// R3-6: torch.cuda.is_available() False from a Python on macOS is
+	// the Mac (as framework.torch_cpu_build reads it since 62eb135),
+	// not a CPU-only wheel to replace.
+	{
+		name: "macos_python_cuda_query_false",
+		log: `Platform: macOS-13.4-x86_64-i386-64bit
+>>> import torch
+>>> torch.cuda.is_available()
+False
+`,
+		cause: "no_nvidia_gpu", decided: true,
+	},
+	{
+		name: "amd_card_cuda_query_false_is_a_cue",
+		log: `GPU: AMD Radeon RX 6700 XT
+>>> torch.cuda.is_available()
+False
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
 }
 
 func TestReview3Probes(t *testing.T) {
