@@ -428,6 +428,11 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "Der Befehl \"nvidia-smi\" ist entweder falsch geschrieben oder\nkonnte nicht gefunden werden.\n",
 		cause: "driver_missing", decided: false,
 	},
+	{
+		name:  "ls_dev_nvidia_in_chinese",
+		log:   "$ ls /dev/nvidia*\nls: 无法访问 '/dev/nvidia*': 没有那个文件或目录\n",
+		cause: "driver_missing", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
