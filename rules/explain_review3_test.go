@@ -119,7 +119,41 @@ False
 `,
 		cause: "no_nvidia_gpu", decided: false,
 	},
+	// R3-7: CUDA's 803 (display driver / CUDA driver combination) with
+	// nvidia-smi's header in the paste: NVML started, so the driver's own
+	// libraries match the kernel module and a reboot changes nothing; the
+	// libcuda loaded is another one (cuda-compat, a stray copy).
+	{
+		name: "err803_with_working_smi_is_no_reboot",
+		log: `$ nvidia-smi
+| NVIDIA-SMI 450.80.02    Driver Version: 450.80.02    CUDA Version: 11.0     |
+$ python -c "import tensorflow as tf; tf.zeros(1)"
+2023-01-01 10:00:00.000000: E tensorflow/compiler/xla/stream_executor/cuda/cuda_driver.cc:267] failed call to cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: system has unsupported display driver / cuda driver combination
+`,
+		cause: "driver_library_mismatch", decided: true, noFix: []string{"reboot"}, detail: "cuda-compat",
+	},
+	{
+		name: "err803_number_with_working_smi_is_no_reboot",
+		log: `| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |
+numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: [803] Call to cuInit results in UNKNOWN_CUDA_ERROR
+`,
+		cause: "driver_library_mismatch", decided: true, noFix: []string{"reboot"},
+	},
+	// The kernel module's version alone (/proc) with NVML refusing keeps
+	// the reboot: that is the partial upgrade.
+	{
+		name: "err803_with_nvml_mismatch_keeps_reboot",
+		log: `$ nvidia-smi
+Failed to initialize NVML: Driver/library version mismatch
+$ cat /proc/driver/nvidia/version
+NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023
+failed call to cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: system has unsupported display driver / cuda driver combination
+`,
+		cause: "driver_library_mismatch", decided: true, fixes: strp3("reboot"),
+	},
 }
+
+func strp3(s string) *string { return &s }
 
 func TestReview3Probes(t *testing.T) {
 	for _, c := range review3Cases {
