@@ -74,3 +74,15 @@ func BenchmarkExplain1MBFailureLines(b *testing.B) {
 		explainText(text, "bench")
 	}
 }
+
+// BenchmarkLoadLibrary measures what every `doctor explain` pays before
+// reading a line: parsing, compiling and checking the signature library
+// (the prefilters' analysis and the examples' check among it).
+func BenchmarkLoadLibrary(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := parseLibrary(signatureFS); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

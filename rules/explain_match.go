@@ -2,6 +2,7 @@ package rules
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -65,8 +66,13 @@ func newMatcher(sigs []*Signature) *matcher {
 	litID := map[literal]int32{}
 	for si, s := range sigs {
 		for i, p := range s.Patterns {
+			// One parse for the three analyses.
+			tree, err := syntax.Parse(p, syntax.Perl)
+			if err != nil {
+				tree = &syntax.Regexp{Op: syntax.OpAnyChar} // nothing known
+			}
 			var clauses [][]int32
-			for _, c := range prefilterClauses(p) {
+			for _, c := range prefilterOf(tree) {
 				ids := make([]int32, len(c))
 				for i, l := range c {
 					id, ok := litID[l]
@@ -94,8 +100,8 @@ func newMatcher(sigs []*Signature) *matcher {
 				}
 			}
 			m.named[si] = append(m.named[si], named)
-			m.first[si] = append(m.first[si], anchoredFirst(p))
-			st, fold := startLiterals(p)
+			m.first[si] = append(m.first[si], lineStartOf(tree))
+			st, fold := startsOf(tree)
 			m.starts[si] = append(m.starts[si], st)
 			m.startFold[si] = append(m.startFold[si], fold)
 		}
@@ -320,13 +326,16 @@ func (m *matcher) admits(si int32, i int, line *lineView) bool {
 }
 
 // lineMatches reports whether sig matches line through the keyword filter
-// and its prefilters (the shipped examples are checked with it).
-func (m *matcher) lineMatches(sig *Signature, line string) bool {
+// and its prefilters (validate checks every shipped example with it, with
+// one scanner's marks and memo for them all: a memo each made 30 MB of
+// garbage at every library load).
+func (sc *scanner) lineMatches(sig *Signature, line string) bool {
+	m := sc.m
 	line = cleanLine(line)
-	mark := make([]uint32, len(m.sigs))
-	for _, si := range m.candidates(line, mark, 1, nil) {
+	sc.stamp++
+	for _, si := range m.candidates(line, sc.mark, sc.stamp, nil) {
 		if m.sigs[si] == sig {
-			view := m.newLineView(line, newLitMemo(len(m.lits)))
+			view := m.newLineView(line, sc.memo)
 			_, ok := m.match(si, &view, false)
 			return ok
 		}

@@ -164,6 +164,11 @@ func prefilterClauses(pattern string) []clause {
 	if err != nil {
 		return nil
 	}
+	return prefilterOf(re)
+}
+
+// prefilterOf is prefilterClauses of a parsed expression.
+func prefilterOf(re *syntax.Regexp) []clause {
 	info := analyze(re)
 	clauses := info.and
 	if c, ok := clauseOf(info); ok {
@@ -357,10 +362,10 @@ func classInfo(ranges []rune) litInfo {
 		}
 	}
 	var exact, lower []string
-	in := map[rune]bool{}
+	var in []rune
 	for i := 0; i+1 < len(ranges); i += 2 {
 		for r := ranges[i]; r <= ranges[i+1]; r++ {
-			in[r] = true
+			in = append(in, r)
 			exact = append(exact, string(r))
 			if l := asciiLower(string(r)); !contains(lower, l) {
 				lower = append(lower, l)
@@ -368,12 +373,12 @@ func classInfo(ranges []rune) litInfo {
 		}
 	}
 	closed, letters := true, false
-	for r := range in {
+	for _, r := range in {
 		switch {
 		case 'a' <= r && r <= 'z':
-			closed, letters = closed && in[r-'a'+'A'], true
+			closed, letters = closed && slices.Contains(in, r-'a'+'A'), true
 		case 'A' <= r && r <= 'Z':
-			closed, letters = closed && in[r-'A'+'a'], true
+			closed, letters = closed && slices.Contains(in, r-'A'+'a'), true
 		}
 	}
 	closed = closed && letters
@@ -490,6 +495,11 @@ func startLiterals(pattern string) ([]string, bool) {
 	if err != nil {
 		return nil, false
 	}
+	return startsOf(re)
+}
+
+// startsOf is startLiterals of a parsed expression.
+func startsOf(re *syntax.Regexp) ([]string, bool) {
 	for re.Op == syntax.OpCapture {
 		re = re.Sub[0]
 	}
@@ -612,7 +622,15 @@ func (ls *lineStart) admits(text string) bool {
 
 func anchoredFirst(pattern string) *lineStart {
 	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil || re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[0].Op != syntax.OpBeginText {
+	if err != nil {
+		return nil
+	}
+	return lineStartOf(re)
+}
+
+// lineStartOf is anchoredFirst of a parsed expression.
+func lineStartOf(re *syntax.Regexp) *lineStart {
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[0].Op != syntax.OpBeginText {
 		return nil
 	}
 	subs := re.Sub[1:]

@@ -443,10 +443,10 @@ func (l *library) validate() []string {
 	}
 	// Every example must get through the keyword filter and a pattern.
 	l.m = newMatcher(l.sigs)
-	m := l.m
+	sc := l.m.newScanner()
 	for _, s := range l.sigs {
 		for _, ex := range s.Examples {
-			if !m.lineMatches(s, ex) {
+			if !sc.lineMatches(s, ex) {
 				bad("%s %s: example does not match: %q", s.File, s.ID, ex)
 			}
 		}
