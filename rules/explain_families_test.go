@@ -433,6 +433,11 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "$ ls /dev/nvidia*\nls: 无法访问 '/dev/nvidia*': 没有那个文件或目录\n",
 		cause: "driver_missing", decided: false,
 	},
+	{
+		name:  "apt_unable_to_locate_nvidia_driver_in_chinese",
+		log:   "$ sudo apt install nvidia-driver-535\nE: 无法定位软件包 nvidia-driver-535\n",
+		cause: "driver_missing", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
