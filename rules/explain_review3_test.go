@@ -151,6 +151,33 @@ failed call to cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: system has unsupported
 `,
 		cause: "driver_library_mismatch", decided: true, fixes: strp3("reboot"),
 	},
+	// R3-8: NVML_ERROR_OPERATING_SYSTEM ('GPU access blocked by the
+	// operating system') is shared (WSL 2's Windows driver, a container's
+	// device cgroup, the host): no 'Root cause' and no nvidia-modprobe
+	// from the line alone; under WSL no ldconfig fix (NVML loaded).
+	{
+		name: "nvml_os_blocked_alone_is_undecided",
+		log: `$ nvidia-smi
+Failed to initialize NVML: GPU access blocked by the operating system
+Failed to properly shut down NVML: GPU access blocked by the operating system
+`,
+		cause: "device_node_permission", decided: false, noFix: []string{"create-device-nodes", "device-group"},
+	},
+	{
+		name: "nvml_os_blocked_under_wsl_no_ldconfig",
+		log: `Linux DESKTOP 5.15.133.1-microsoft-standard-WSL2 #1 SMP Thu Oct 5 21:02:42 UTC 2023 x86_64 GNU/Linux
+$ nvidia-smi
+Failed to initialize NVML: GPU access blocked by the operating system
+`,
+		cause: "wsl_libcuda_not_found", decided: false, noFix: []string{"wsl-ldconf"}, detail: "TCC",
+	},
+	// 'Insufficient Permissions' (NVML_ERROR_NO_PERMISSION) still decides.
+	{
+		name: "nvml_insufficient_permissions_still_decides",
+		log: `Failed to initialize NVML: Insufficient Permissions
+`,
+		cause: "device_node_permission", decided: true,
+	},
 }
 
 func strp3(s string) *string { return &s }
