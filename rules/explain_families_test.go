@@ -438,6 +438,12 @@ LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]
 		log:   "$ sudo apt install nvidia-driver-535\nE: 无法定位软件包 nvidia-driver-535\n",
 		cause: "driver_missing", decided: false,
 	},
+	// TensorFlow 1.x's placer: a GPU asked for, only CPU devices registered.
+	{
+		name:  "tf1_explicitly_assigned_gpu_but_only_cpu_available",
+		log:   "InvalidArgumentError: Cannot assign a device for operation 'MatMul': Operation was explicitly assigned to /device:GPU:0 but available devices are [ /job:localhost/replica:0/task:0/device:CPU:0 ]. Make sure the device specification refers to a valid device.\n",
+		cause: "tf_cpu_only_build_installed", decided: false,
+	},
 }
 
 func TestFamilies(t *testing.T) {
