@@ -178,6 +178,31 @@ Failed to initialize NVML: GPU access blocked by the operating system
 `,
 		cause: "device_node_permission", decided: true,
 	},
+	// R3-9: cuDNN failing to load its sub-library because the driver's
+	// libcuda.so is missing is no missing cuDNN (and gets no TensorFlow
+	// fix on a paste that names no framework).
+	{
+		name: "cudnn_sublibrary_needs_libcuda_is_no_missing_cudnn",
+		log: `Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory
+Aborted (core dumped)
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"libcudnn_missing"}, noFix: []string{"pip-install-tensorflow"},
+	},
+	{
+		name: "cudnn_sublibrary_needs_libcuda_under_wsl",
+		log: `$ uname -r
+5.15.133.1-microsoft-standard-WSL2
+Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory
+`,
+		cause: "wsl_libcuda_not_found", decided: true, notCause: []string{"libcudnn_missing"}, noFix: []string{"pip-install-tensorflow"},
+	},
+	// The sub-library itself missing is still a missing cuDNN.
+	{
+		name: "cudnn_sublibrary_itself_missing",
+		log: `Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory
+`,
+		cause: "libcudnn_missing", decided: true,
+	},
 }
 
 func strp3(s string) *string { return &s }
