@@ -203,6 +203,43 @@ Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open s
 `,
 		cause: "libcudnn_missing", decided: true,
 	},
+	// R3-10: nvidia-container-toolkit in dpkg's list is a package on the
+	// host, not a program run in a container: no 'Root cause' container
+	// started without GPU access, no 'start it with --gpus'.
+	{
+		name: "container_toolkit_package_is_no_container",
+		log: `$ dpkg -l | grep nvidia-container
+ii  nvidia-container-toolkit       1.14.3-1   amd64   NVIDIA Container toolkit
+$ python3 -c "import torch; torch.zeros(1).cuda()"
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"container_runtime_no_gpu"}, noFix: []string{"container-gpus"},
+	},
+	// R3-11: pip refusing a macOS arm64 wheel says the machine is not
+	// that Mac.
+	{
+		name: "refused_mac_wheel_is_no_apple_silicon",
+		log: `ERROR: torch-2.1.0-cp310-none-macosx_11_0_arm64.whl is not a supported wheel on this platform.
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
+	// R3-12: 'print(torch.__version__, torch.cuda.is_available())'
+	// answering '2.3.0 False' is CUDA unavailable, not 'no problem'.
+	{
+		name: "version_and_false_on_one_line",
+		log: `$ python -c "import torch; print(torch.__version__, torch.cuda.is_available())"
+2.3.0 False
+`,
+		cause: "framework_cpu_only_build", decided: false,
+	},
+	{
+		name: "version_true_false_is_two_answers",
+		log: `$ python -c "import torch; print(torch.__version__, torch.cuda.is_available(), torch.backends.mps.is_available())"
+2.3.0+cu121 True False
+`,
+		cause: "", notFinding: []string{"framework.cuda_query_false"},
+	},
 }
 
 func strp3(s string) *string { return &s }
