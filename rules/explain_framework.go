@@ -116,7 +116,7 @@ func fixesFor(fw string, fixes []checks.Fix) []checks.Fix {
 		}
 		steps := make([]string, 0, len(f.Steps))
 		for _, s := range f.Steps {
-			if !tfStep(s) {
+			if sf := stepFramework(s); !tfStep(s) && (sf == "" || sf == fw) {
 				steps = append(steps, s)
 			}
 		}
@@ -127,6 +127,26 @@ func fixesFor(fw string, fixes []checks.Fix) []checks.Fix {
 		out = append(out, f)
 	}
 	return out
+}
+
+// stepLeads are the heads of a fix step written for one framework
+// ('JAX: python -m pip install -U "jax[cuda12]"'); bitsandbytes runs on
+// PyTorch.
+var stepLeads = []struct{ lead, fw string }{
+	{"PyTorch:", "pytorch"}, {"bitsandbytes:", "pytorch"}, {"JAX:", "jax"}, {"ONNX Runtime:", "onnxruntime"},
+	{"CuPy:", "cupy"}, {"PaddlePaddle:", "paddle"},
+}
+
+// stepFramework is the framework a fix step is written for ("" for
+// every framework): a JAX finding gets no PyTorch reinstall.
+func stepFramework(s string) string {
+	s = strings.TrimSpace(s)
+	for _, l := range stepLeads {
+		if strings.HasPrefix(s, l.lead) {
+			return l.fw
+		}
+	}
+	return ""
 }
 
 // frameworkNames are the frameworks as a title names them.

@@ -1,6 +1,9 @@
 package rules
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // review3Cases are the third reviewer's probes (session D,
 // /work/coord/review3/FINDINGS.md): answers the cues, the trust audit or
@@ -243,6 +246,38 @@ RuntimeError: Found no NVIDIA driver on your system. Please check that you have 
 }
 
 func strp3(s string) *string { return &s }
+
+// R3-13: a multi-framework fix (framework-gpu-build) keeps only the
+// steps of the finding's framework: a JAX paste's compact 'fix:' line
+// (the first step) was PyTorch's reinstall.
+func TestReview3FixStepsFollowTheFramework(t *testing.T) {
+	for _, c := range []struct{ log, want, not string }{
+		{"WARNING:jax._src.xla_bridge:An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.\n", "JAX:", "PyTorch:"},
+		{"AssertionError: Torch not compiled with CUDA enabled\n", "PyTorch:", "JAX:"},
+	} {
+		rep := ExplainText(c.log)
+		found := false
+		for _, f := range rep.Findings {
+			for _, fx := range f.Fixes {
+				if fx.ID != "framework-gpu-build" {
+					continue
+				}
+				found = true
+				if len(fx.Steps) == 0 || !strings.HasPrefix(fx.Steps[0], c.want) {
+					t.Errorf("%q: first step %q, want %s", c.log, fx.Steps, c.want)
+				}
+				for _, s := range fx.Steps {
+					if strings.HasPrefix(s, c.not) {
+						t.Errorf("%q: step %q is for another framework", c.log, s)
+					}
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%q: no framework-gpu-build fix", c.log)
+		}
+	}
+}
 
 func TestReview3Probes(t *testing.T) {
 	for _, c := range review3Cases {
