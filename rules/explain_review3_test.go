@@ -243,6 +243,26 @@ RuntimeError: Found no NVIDIA driver on your system. Please check that you have 
 `,
 		cause: "", notFinding: []string{"framework.cuda_query_false"},
 	},
+	// R3-14: XLA's autotuner logging 'ptxas too old. Falling back to the
+	// driver to compile.' at warning level goes on with the driver's
+	// compiler (the run trains): a warning, no 'Root cause' error.
+	{
+		name: "ptxas_autotuner_fallback_is_a_warning",
+		log: `2023-06-01 10:00:00.000000: W tensorflow/compiler/xla/stream_executor/gpu/asm_compiler.cc:231] Falling back to the CUDA driver for PTX compilation; ptxas does not support CC 8.9
+2023-06-01 10:00:00.000002: W tensorflow/compiler/xla/stream_executor/gpu/redzone_allocator.cc:318] UNIMPLEMENTED: ptxas ptxas too old. Falling back to the driver to compile.
+Relying on driver to perform ptx compilation.
+Epoch 1/3
+100/100 [==============================] - 3s 10ms/step - loss: 0.3
+`,
+		cause: "xla_ptxas_or_libdevice_missing", decided: true, notFinding: []string{"xla.ptxas_too_old"},
+	},
+	// Raised as an error it still is one.
+	{
+		name: "ptxas_too_old_raised_is_an_error",
+		log: `jax.errors.JaxRuntimeError: UNIMPLEMENTED: /usr/local/cuda/bin/ptxas ptxas too old. Falling back to the driver to compile.
+`,
+		cause: "xla_ptxas_or_libdevice_missing", decided: true,
+	},
 }
 
 func strp3(s string) *string { return &s }
