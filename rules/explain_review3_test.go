@@ -263,6 +263,34 @@ Epoch 1/3
 `,
 		cause: "xla_ptxas_or_libdevice_missing", decided: true,
 	},
+	// R3-15: pip installing the docker-compose package and 'which
+	// kubectl' are no container: no 'Root cause' container started
+	// without GPU access.
+	{
+		name: "pip_docker_compose_package_is_no_container",
+		log: `$ pip install docker-compose torch
+Collecting docker-compose
+Successfully installed docker-compose-1.29.2 torch-2.1.0
+$ python -c "import torch; torch.zeros(1).cuda()"
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"container_runtime_no_gpu"},
+	},
+	{
+		name: "which_kubectl_is_no_container",
+		log: `$ which kubectl
+/usr/local/bin/kubectl
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"container_runtime_no_gpu"},
+	},
+	{
+		name: "kubectl_exec_is_a_container",
+		log: `$ kubectl exec -it trainer-0 -- python -c "import torch; torch.zeros(1).cuda()"
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "container_runtime_no_gpu", decided: true,
+	},
 }
 
 func strp3(s string) *string { return &s }
