@@ -322,6 +322,12 @@ RuntimeError: Found no NVIDIA driver on your system. Please check that you have 
 `,
 		cause: "driver_missing", decided: false, notCause: []string{"container_runtime_no_gpu"},
 	},
+	{
+		name: "compose_prefix_nvml_blocked_by_the_os",
+		log: `trainer-1  | Failed to initialize NVML: GPU access blocked by the operating system
+`,
+		cause: "container_runtime_no_gpu", decided: false,
+	},
 	// A machine without an NVIDIA GPU outweighs the container.
 	{
 		name: "compose_on_an_intel_mac",
