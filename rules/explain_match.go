@@ -589,12 +589,34 @@ func cleanLine(s string) string {
 		s = strings.ReplaceAll(s, "\x00", "")
 	}
 	s = stripQuote(s)
+	s = stripCollectorPrefix(s)
 	if len(s) > maxLineBytes {
 		cut := maxLineBytes
 		for cut > 0 && s[cut]&0xC0 == 0x80 {
 			cut--
 		}
 		s = s[:cut]
+	}
+	return s
+}
+
+// collectorPrefixRE is what a log collector puts before every line a
+// program printed: the container runtime's CRI log format (kubectl logs
+// of a node's files, '2024-05-01T10:00:00.123456789Z stderr F '), a
+// GitHub Actions job log's timestamp ('2024-05-02T10:11:12.1234567Z '),
+// journald/syslog's 'Jan 10 10:00:00 host python3[1234]: '. Anchored
+// patterns (an answer line, a package list, nvidia-smi's rows) must see
+// the line as the program printed it. The kernel's own lines keep their
+// 'kernel:' tag (journalctl -k), which their patterns read.
+var collectorPrefixRE = regexp.MustCompile(`^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:(?:stdout|stderr) [FP] )?|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ (?:[\w.@/-]+\[\d+\]|python\d?(?:\.\d+)?): )`)
+
+// stripCollectorPrefix drops a log collector's prefix (collectorPrefixRE).
+func stripCollectorPrefix(s string) string {
+	if s == "" || !(s[0] >= '0' && s[0] <= '9' || s[0] >= 'A' && s[0] <= 'Z') {
+		return s
+	}
+	if loc := collectorPrefixRE.FindStringIndex(s); loc != nil {
+		return s[loc[1]:]
 	}
 	return s
 }

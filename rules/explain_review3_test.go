@@ -291,6 +291,35 @@ RuntimeError: Found no NVIDIA driver on your system. Please check that you have 
 `,
 		cause: "container_runtime_no_gpu", decided: true,
 	},
+	// R3-16: a log collector's prefix on every line (kubectl logs of a
+	// node's CRI files, a GitHub Actions job log, journald) hid the
+	// answer lines: error 35 with nvidia-smi's CUDA 12.2 and torch
+	// 2.0.1+cu118 became 'Root cause: driver too old' (the version pair
+	// that says otherwise was not read).
+	{
+		name: "cri_prefixed_err35_contradicted_stays_undecided",
+		log: `2024-05-01T10:00:00.123456789Z stdout F | NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |
+2024-05-01T10:00:01.123456789Z stdout F $ python -c "import torch; print(torch.__version__); torch.zeros(1).cuda()"
+2024-05-01T10:00:01.223456789Z stdout F 2.0.1+cu118
+2024-05-01T10:00:01.323456789Z stderr F RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version
+`,
+		cause: "driver_too_old_for_cuda", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name: "actions_prefixed_version_false_answer",
+		log: `2024-05-02T10:11:12.1234567Z $ python -c "import torch; print(torch.__version__, torch.cuda.is_available())"
+2024-05-02T10:11:13.1234567Z 2.3.0+cpu False
+`,
+		cause: "framework_cpu_only_build", decided: true,
+	},
+	{
+		name: "journald_prefixed_macos_python",
+		log: `Jan 10 10:00:00 mac python3[1234]: Platform: macOS-13.4-x86_64-i386-64bit
+Jan 10 10:00:01 mac python3[1234]: >>> torch.cuda.is_available()
+Jan 10 10:00:01 mac python3[1234]: False
+`,
+		cause: "no_nvidia_gpu", decided: true,
+	},
 }
 
 func strp3(s string) *string { return &s }
