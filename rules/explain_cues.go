@@ -3,6 +3,7 @@ package rules
 import (
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // Cues (signatures/cues.json): lines that say where a paste comes from
@@ -73,11 +74,33 @@ func (st *explainState) dropOutweighedCues() {
 var composePrefixRE = regexp.MustCompile(`^\s*[A-Za-z0-9][\w.-]*[-_]\d+\s+\|\s`)
 
 // containerShowsDriver reports whether a line of a container's own
-// output, under its Compose log prefix, shows the NVIDIA driver's version
-// (nvidia-smi's header run inside the container).
+// output shows the NVIDIA driver or GPU: under its Compose log prefix,
+// nvidia-smi's header; after an NGC container's start banner (the shell
+// the banner opens is the container's), nvidia-smi's header, its GPU rows
+// or a GPU named.
 func (st *explainState) containerShowsDriver() bool {
 	for _, l := range st.contexts["driver_version_shown"] {
 		if composePrefixRE.MatchString(l.Text) {
+			return true
+		}
+	}
+	banner := 0
+	for _, l := range st.contexts[cueContainer] {
+		if strings.Contains(l.Text, "NVIDIA Release ") || strings.Contains(l.Text, "Container image Copyright") {
+			if banner == 0 || l.Line < banner {
+				banner = l.Line
+			}
+		}
+	}
+	if banner == 0 {
+		return false
+	}
+	shown := append(append([]lineRef(nil), st.contexts["driver_version_shown"]...), st.contexts["nvidia_gpu_named"]...)
+	for _, g := range st.smiGPUs() {
+		shown = append(shown, g.lines...)
+	}
+	for _, l := range shown {
+		if l.Line > banner {
 			return true
 		}
 	}

@@ -320,6 +320,32 @@ Jan 10 10:00:01 mac python3[1234]: False
 `,
 		cause: "no_nvidia_gpu", decided: true,
 	},
+	// R3-17: nvidia-smi listing the GPU after an NGC container's start
+	// banner ran in that container: it was given the GPU, so 'no device'
+	// there is not a container started without GPU access.
+	{
+		name: "ngc_banner_then_smi_lists_the_gpu",
+		log: `NVIDIA Release 24.01 (build 80741402)
+Container image Copyright (c) 2024, NVIDIA CORPORATION & AFFILIATES. All rights reserved.
+root@abc:/workspace# nvidia-smi -L
+GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-0d3e1234)
+root@abc:/workspace# python -c "import torch; torch.zeros(1).cuda()"
+RuntimeError: CUDA error: no CUDA-capable device is detected
+`,
+		cause: "cuda_visible_devices_hides_gpu", decided: false, notCause: []string{"container_runtime_no_gpu"},
+	},
+	// The host's nvidia-smi before the container started keeps the
+	// container reading.
+	{
+		name: "host_smi_before_ngc_banner_stays_the_container",
+		log: `$ nvidia-smi -L
+GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-0d3e1234)
+NVIDIA Release 24.01 (build 80741402)
+Container image Copyright (c) 2024, NVIDIA CORPORATION & AFFILIATES. All rights reserved.
+RuntimeError: CUDA error: no CUDA-capable device is detected
+`,
+		cause: "container_runtime_no_gpu", decided: false,
+	},
 }
 
 func strp3(s string) *string { return &s }
