@@ -346,6 +346,18 @@ RuntimeError: CUDA error: no CUDA-capable device is detected
 `,
 		cause: "container_runtime_no_gpu", decided: false,
 	},
+	// R3-18: the Windows nvidia-smi table (TCC) beside NVML refused in
+	// Linux is WSL 2 not given the GPU, undecided.
+	{
+		name: "nvml_os_blocked_beside_windows_tcc",
+		log: `PS C:\Users\me> nvidia-smi
+| NVIDIA-SMI 555.85                 Driver Version: 555.85         CUDA Version: 12.5     |
+|   0  NVIDIA L40S                  TCC   |   00000000:61:00.0 Off |                    0 |
+me@host:~$ nvidia-smi
+Failed to initialize NVML: GPU access blocked by the operating system
+`,
+		cause: "wsl_libcuda_not_found", decided: false, noFix: []string{"wsl-ldconf", "create-device-nodes"}, detail: "TCC",
+	},
 }
 
 func strp3(s string) *string { return &s }
