@@ -222,7 +222,8 @@ RuntimeError: Found no NVIDIA driver on your system. Please check that you have 
 	// that Mac.
 	{
 		name: "refused_mac_wheel_is_no_apple_silicon",
-		log: `ERROR: torch-2.1.0-cp310-none-macosx_11_0_arm64.whl is not a supported wheel on this platform.
+		log: `$ pip install torch-2.1.0-cp310-none-macosx_11_0_arm64.whl
+ERROR: torch-2.1.0-cp310-none-macosx_11_0_arm64.whl is not a supported wheel on this platform.
 RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
 `,
 		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
