@@ -359,6 +359,23 @@ Failed to initialize NVML: GPU access blocked by the operating system
 `,
 		cause: "wsl_libcuda_not_found", decided: false, noFix: []string{"wsl-ldconf", "create-device-nodes"}, detail: "TCC",
 	},
+	// R3-19: 'not WSL2' in the paste's own words is no WSL: libcuda
+	// missing there got 'Root cause' WSL and the wsl-ldconf fix that
+	// doctor --fix applies.
+	{
+		name: "not_wsl2_said_is_no_wsl",
+		log: `OS: Ubuntu 22.04 on bare metal (not WSL2)
+ImportError: libcuda.so.1: cannot open shared object file: No such file or directory
+`,
+		notCause: []string{"wsl_libcuda_not_found"}, noFix: []string{"wsl-ldconf"}, cause: "driver_missing", decided: false,
+	},
+	{
+		name: "wsl2_said_still_wsl",
+		log: `OS: Ubuntu 22.04 on WSL2
+ImportError: libcuda.so.1: cannot open shared object file: No such file or directory
+`,
+		cause: "wsl_libcuda_not_found", decided: true,
+	},
 }
 
 func strp3(s string) *string { return &s }
