@@ -52,7 +52,7 @@ var lineFrameworks = []struct {
 	{"paddle", []string{"paddle"}, regexp.MustCompile(`(?i)paddle`)},
 	{"opencv", []string{"opencv", "cv2"}, regexp.MustCompile(`(?i)opencv|\bcv2\b`)},
 	{"jax", []string{"jax"}, regexp.MustCompile(`(?i)\bjax(?:lib)?\b`)},
-	{"cupy", []string{"cupy"}, regexp.MustCompile(`(?i)\bcupy\b`)},
+	{"cupy", []string{"cupy"}, regexp.MustCompile(`(?i)\bcupy(?:_backends)?\b`)},
 	{"onnxruntime", []string{"onnxruntime"}, regexp.MustCompile(`(?i)onnxruntime`)},
 	{"mxnet", []string{"mxnet"}, regexp.MustCompile(`(?i)\bmxnet\b`)},
 }

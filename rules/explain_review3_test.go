@@ -412,6 +412,22 @@ func TestReview3FixStepsFollowTheFramework(t *testing.T) {
 	}
 }
 
+// R3-20: CuPy's own module path (cupy_backends.cuda.api.runtime) names
+// CuPy: the finding is CuPy's, so no TensorFlow fix fits it.
+func TestReview3CupyBackendsIsCupy(t *testing.T) {
+	if got := lineFrameworksOf("cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version"); len(got) != 1 || got[0] != "cupy" {
+		t.Errorf("frameworks %v, want [cupy]", got)
+	}
+	rep := ExplainText("cupy_backends.cuda.libs.cudnn.CuDNNError: cuDNN library not found: libcudnn.so.8: cannot open shared object file: No such file or directory\n")
+	for _, f := range rep.Findings {
+		for _, fx := range f.Fixes {
+			if fx.ID == "pip-install-tensorflow" {
+				t.Errorf("%s: TensorFlow fix on a CuPy line", f.ID)
+			}
+		}
+	}
+}
+
 func TestReview3Probes(t *testing.T) {
 	for _, c := range review3Cases {
 		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
