@@ -56,6 +56,21 @@ func (st *explainState) dropOutweighedCues() {
 	if st.has(cueNoNvidiaGPU) && (st.has("apple_silicon") || st.nvidiaGPUShown()) {
 		delete(st.contexts, cueNoNvidiaGPU)
 	}
+	// lspci's listing cut short by head or tail says nothing of the
+	// functions it left out: its host bridge is no cue.
+	if st.has(cueNoNvidiaGPU) && st.has("lspci_cut_short") {
+		var keep []lineRef
+		for _, l := range st.contexts[cueNoNvidiaGPU] {
+			if !strings.Contains(l.Text, "Host bridge") {
+				keep = append(keep, l)
+			}
+		}
+		if len(keep) == 0 {
+			delete(st.contexts, cueNoNvidiaGPU)
+		} else {
+			st.contexts[cueNoNvidiaGPU] = keep
+		}
+	}
 	// A container command or prompt (ctx.container) says the same as a
 	// container cue, and its signatures' own reading of it applies.
 	if st.has("container") {

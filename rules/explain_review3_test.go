@@ -376,6 +376,30 @@ ImportError: libcuda.so.1: cannot open shared object file: No such file or direc
 `,
 		cause: "wsl_libcuda_not_found", decided: true,
 	},
+	// R3-21: 'lspci | head' on a laptop stops among the chipset's 00:xx
+	// functions, before a discrete GPU at 01:00.0: its host bridge is no
+	// cue of a machine without an NVIDIA GPU.
+	{
+		name: "lspci_head_is_no_cue",
+		log: `$ lspci | head -4
+00:00.0 Host bridge: Intel Corporation 12th Gen Core Processor Host Bridge/DRAM Registers (rev 02)
+00:02.0 VGA compatible controller: Intel Corporation Alder Lake-P Integrated Graphics Controller (rev 0c)
+00:04.0 Signal processing controller: Intel Corporation Alder Lake Innovation Platform Framework Processor Participant (rev 02)
+00:06.0 PCI bridge: Intel Corporation 12th Gen Core Processor PCI Express x4 Controller #0 (rev 02)
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
+	// The whole listing still is one.
+	{
+		name: "lspci_whole_listing_still_a_cue",
+		log: `$ lspci
+00:00.0 Host bridge: Intel Corporation 440FX - 82441FX PMC [Natoma] (rev 02)
+00:01.0 ISA bridge: Intel Corporation 82371SB PIIX3 ISA [Natoma/Triton II]
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
 }
 
 func strp3(s string) *string { return &s }
