@@ -25,13 +25,26 @@ func collectPCI(ctx context.Context, g *gatherer) (func(*Snapshot), error) {
 		return nil, err
 	}
 	var devs []PCIDevice
+	// unread counts functions whose vendor (or, for NVIDIA's, class)
+	// could not be read: any of them may be an NVIDIA GPU, so the bus
+	// was not seen whole and PCIFunctions stays 0 (unknown), which keeps
+	// checks from reading "no NVIDIA function" as proof of no GPU.
+	unread := 0
 	for _, e := range ents {
 		dir := base + "/" + e.Name()
-		vendor, _ := g.readFile(dir + "/vendor")
+		vendor, err := g.readFile(dir + "/vendor")
+		if err != nil {
+			unread++
+			continue
+		}
 		if strings.TrimSpace(vendor) != "0x10de" {
 			continue
 		}
-		class, _ := g.readFile(dir + "/class")
+		class, err := g.readFile(dir + "/class")
+		if err != nil {
+			unread++
+			continue
+		}
 		class = strings.TrimSpace(class)
 		// 0x03xxxx display controllers (VGA 0x0300, 3D 0x0302); NVIDIA audio
 		// and USB functions on the same card are left out.
@@ -51,6 +64,9 @@ func collectPCI(ctx context.Context, g *gatherer) (func(*Snapshot), error) {
 		devs = append(devs, d)
 	}
 	n := len(ents)
+	if unread > 0 {
+		n = 0
+	}
 	return func(s *Snapshot) { s.PCI, s.PCIFunctions = devs, n }, nil
 }
 
