@@ -9,7 +9,8 @@ import (
 // Cues (signatures/cues.json): lines that say where a paste comes from
 // and so which of a shared symptom's causes is the likelier, without
 // proving it. Where a line says only that CUDA found no driver or no
-// device, a paste from a Mac on macOS 10.14 or later, with an AMD or
+// device, a paste from a Mac on macOS 10.14 or later or naming an Apple
+// M-series chip, with an AMD or
 // another vendor's GPU, an unfiltered lspci listing of an x86 machine, a
 // GitHub-hosted runner's job log or a cloud instance type without a GPU
 // most likely comes from a machine with no NVIDIA GPU; one with a
@@ -50,6 +51,12 @@ func isCue(ctx string) bool {
 
 // dropOutweighedCues removes the cues the paste itself contradicts.
 func (st *explainState) dropOutweighedCues() {
+	// A paste that shows an NVIDIA GPU, its driver or the GPU in use is
+	// not from a Mac with Apple silicon, whatever else it says about one
+	// (a laptop beside the server, a wheel list).
+	if st.has("apple_silicon") && st.nvidiaGPUShown() {
+		delete(st.contexts, "apple_silicon")
+	}
 	// A Mac with Apple silicon says more (ctx.apple_silicon decides), and
 	// a paste that shows an NVIDIA GPU, its driver or the GPU in use is
 	// not from a machine without one.

@@ -400,6 +400,41 @@ RuntimeError: Found no NVIDIA driver on your system. Please check that you have 
 `,
 		cause: "no_nvidia_gpu", decided: false,
 	},
+	// Final review: a word about a Mac is not the platform. A wheel name
+	// in pip -v's link list, prose naming an M1, or the words next to an
+	// NVIDIA GPU on the bus decided "no NVIDIA GPU: a Mac with Apple
+	// silicon"; only the platform's own strings decide, the rest is a cue.
+	{
+		name: "wheel_link_list_is_no_mac",
+		log: `Linux gpu-box 5.15.0-91-generic #101-Ubuntu SMP x86_64 GNU/Linux
+  Found link https://download.pytorch.org/whl/cpu/torch-2.2.0-cp311-none-macosx_11_0_arm64.whl (from https://download.pytorch.org/whl/cpu/torch/), version: 2.2.0
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
+	{
+		name: "prose_m1_is_no_platform",
+		log: `Works fine on my Apple M1 laptop, fails on the server:
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	{
+		name: "nvidia_gpu_on_bus_outweighs_mac_words",
+		log: `Chip: Apple M1 (my laptop); the server:
+01:00.0 VGA compatible controller: NVIDIA Corporation TU106 [GeForce RTX 2060] (rev a1)
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: true, notCause: []string{"no_nvidia_gpu"},
+	},
+	// The platform's own strings still decide.
+	{
+		name: "macos_arm64_platform_decides",
+		log: `Platform: macOS-14.2.1-arm64-arm-64bit
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "no_nvidia_gpu", decided: true,
+	},
 }
 
 func strp3(s string) *string { return &s }
