@@ -189,6 +189,9 @@ func titleWithFramework(fw, title string) string {
 	// Lower the first letter of an ordinary word ('The' -> 'the', 'A' ->
 	// 'a'), not of a name or an acronym ('CUDA', 'TensorRT', 'Windows').
 	first, _, _ := strings.Cut(title, " ")
+	if first == "" { // a title that starts with a space has no first word to lower
+		return name + ": " + strings.TrimSpace(title)
+	}
 	r := []rune(title)
 	word := unicode.IsUpper(r[0]) && !properNouns[first]
 	for _, c := range []rune(first)[1:] {
