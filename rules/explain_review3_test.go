@@ -427,6 +427,16 @@ RuntimeError: Found no NVIDIA driver on your system. Please check that you have 
 `,
 		cause: "driver_missing", decided: true, notCause: []string{"no_nvidia_gpu"},
 	},
+	// lspci through a filter shows only what the filter kept.
+	{
+		name: "lspci_grep_is_cut_short",
+		log: `$ lspci | grep -i intel
+00:00.0 Host bridge: Intel Corporation 8th Gen Core Processor Host Bridge/DRAM Registers (rev 07)
+00:02.0 VGA compatible controller: Intel Corporation UHD Graphics 630 (Mobile)
+RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"no_nvidia_gpu"},
+	},
 	// The platform's own strings still decide.
 	{
 		name: "macos_arm64_platform_decides",
