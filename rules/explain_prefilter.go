@@ -328,22 +328,28 @@ func analyze(re *syntax.Regexp) litInfo {
 
 // literalInfo: a case-sensitive literal is its own exact set; a
 // case-folded one too, lower-cased, where every rune is ASCII or folds to
-// nothing else; the runes that do are unknown pieces.
+// nothing else; the runes that do are unknown pieces. So is U+FFFD in
+// either: RE2 reads an invalid byte of the line as U+FFFD, which the line
+// then does not hold as U+FFFD's three bytes.
 func literalInfo(re *syntax.Regexp) litInfo {
-	if re.Flags&syntax.FoldCase == 0 {
-		return exactInfo(false, string(re.Rune))
+	fold := re.Flags&syntax.FoldCase != 0
+	piece := func(rs []rune) litInfo {
+		if fold {
+			return exactInfo(true, asciiLower(string(rs)))
+		}
+		return exactInfo(false, string(rs))
 	}
 	var pieces []litInfo
 	var cur []rune
 	for _, r := range re.Rune {
-		if r < utf8.RuneSelf || unicode.SimpleFold(r) == r {
+		if r != utf8.RuneError && (!fold || r < utf8.RuneSelf || unicode.SimpleFold(r) == r) {
 			cur = append(cur, r)
 			continue
 		}
-		pieces = append(pieces, exactInfo(true, asciiLower(string(cur))), anyInfo)
+		pieces = append(pieces, piece(cur), anyInfo)
 		cur = cur[:0]
 	}
-	pieces = append(pieces, exactInfo(true, asciiLower(string(cur))))
+	pieces = append(pieces, piece(cur))
 	if len(pieces) == 1 {
 		return pieces[0]
 	}
@@ -352,10 +358,13 @@ func literalInfo(re *syntax.Regexp) litInfo {
 
 // classInfo: a small class is the set of its runes; a class that holds
 // both cases of each ASCII letter in it ([Ee]) is the lower-cased set,
-// folded.
+// folded. A class that holds U+FFFD is unknown.
 func classInfo(ranges []rune) litInfo {
 	n := 0
 	for i := 0; i+1 < len(ranges); i += 2 {
+		if ranges[i] <= utf8.RuneError && utf8.RuneError <= ranges[i+1] {
+			return anyInfo // an invalid byte of the line reads as U+FFFD (literalInfo)
+		}
 		n += int(ranges[i+1]-ranges[i]) + 1
 		if n > 4*maxExact {
 			return anyInfo

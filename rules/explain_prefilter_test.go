@@ -418,3 +418,27 @@ func TestStartsRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefilterInvalidUTF8: RE2 reads an invalid byte as U+FFFD, which
+// the line does not hold as U+FFFD's three bytes, so a literal or class
+// holding U+FFFD must not be required as bytes.
+func TestPrefilterInvalidUTF8(t *testing.T) {
+	for _, c := range []struct{ pattern, line string }{
+		{"\\x{FFFD}abc", "\xffabc"},
+		{"(?i)\\x{FFFD}abc", "\xffABC"},
+		{"[\\x{FFFD}x]yz", "\xffyz"},
+	} {
+		m := newMatcher([]*Signature{{ID: "x.y", Keywords: []string{"bc"}, Patterns: []string{c.pattern}}})
+		memo := newLitMemo(len(m.lits))
+		re := regexp.MustCompile(c.pattern)
+		v := m.newLineView(c.line, memo)
+		if !re.MatchString(c.line) {
+			t.Fatalf("%s does not match %q", c.pattern, c.line)
+		}
+		for _, cl := range m.pre[0] {
+			if !v.passes(cl) {
+				t.Errorf("%s on %q: the regexp matches, the prefilter rejects it", c.pattern, c.line)
+			}
+		}
+	}
+}
