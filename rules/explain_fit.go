@@ -118,8 +118,7 @@ func fwContext(fw string) string {
 var andCUDAFirst = ver{2, 14}
 
 func reasonCUDALibsFix(st *explainState) {
-	gpuShown := len(st.smiGPUs()) > 0 || st.has("nvidia_gpu_on_bus") || st.has("driver_version_shown") ||
-		len(st.factValues("gpu_name")) > 0 || len(st.success) > 0
+	gpuShown := st.nvidiaGPUShown()
 	ignoreNotice := false
 	for _, d := range st.draftsOf("tf.cudart_not_found") {
 		for _, l := range d.lines {
