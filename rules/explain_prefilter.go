@@ -620,6 +620,9 @@ type lineStart struct {
 }
 
 func (ls *lineStart) admits(text string) bool {
+	if ls == nil { // no first byte known: every line may start a match
+		return true
+	}
 	i := 0
 	if ls.skip != nil {
 		for i < len(text) && ls.skip.has(text[i]) {
