@@ -103,10 +103,12 @@ the kernel module.`,
 memory taken by others: TensorFlow's 'Free memory' far below 'Total memory' when it
 opened the device, PyTorch 2.x's 'Process N has X memory in use' for another process.
 PyTorch 1.x's arithmetic (total, free and what this process holds leaving gigabytes
-over) and nvidia-smi rows with most memory used name another process only as the
-likelier reading (undecided): what lies outside the framework's allocator may be this
-process's own CUDA context and libraries, and nvidia-smi counts the job itself while it
-runs. It is the job's own, decided, when PyTorch's figures show this process holding
+over, more than this process holds) and nvidia-smi rows with most memory used name
+another process only as the likelier reading (undecided): what lies outside the
+framework's allocator may be this process's own CUDA context and libraries, and
+nvidia-smi counts the job itself while it runs. Where this process holds more than
+what lies outside it, the job not fitting stays the likelier reading (undecided). A
+figure for this process larger than the card (NVML's unset 2^64) is no figure. It is the job's own, decided, when PyTorch's figures show this process holding
 nearly all the card (PyTorch 1.0-1.3's 'A already allocated; F free; C cached)' holds
 A + C; in a container PyTorch names its own process 'Process N' too: the row that
 covers what PyTorch allocated), or TensorFlow found nearly all the memory free when it
@@ -825,7 +827,14 @@ func reasonMemoryHeld(st *explainState) {
 	// nearly everything, the program itself does not fit, whatever free
 	// says.
 	own, ownLine, ownOK := st.torchOwnMemory(tf.line)
-	torchLine := strings.Contains(tf.text, "total capacity")
+	torchLine := strings.Contains(tf.text, "total capacity") || strings.Contains(tf.text, "total capacty")
+	// NVML's answer for this process is not always a size: PyTorch 2.x
+	// under WSL or Windows has printed 'this process has 17179869184.00
+	// GiB memory in use' (2^64 bytes, an unset counter). What this process
+	// holds cannot exceed the card.
+	if ownOK && total > 0 && own > total {
+		own, ownLine, ownOK = 0, hit{}, false
+	}
 	// PyTorch 2.x lists every process on the GPU (from NVML) on the same
 	// line, and calls its own 'this process' only when NVML's PID is its
 	// own; in a container (another PID namespace) its own row reads
@@ -844,15 +853,25 @@ func reasonMemoryHeld(st *explainState) {
 	}
 	if torchLine {
 		for _, m := range torchProcessRE.FindAllStringSubmatch(tf.text, -1) {
-			addProc(m[1], bytesOf(m[2]), tf)
+			if total == 0 || bytesOf(m[2]) <= total {
+				addProc(m[1], bytesOf(m[2]), tf)
+			}
 		}
 	}
 	for _, f := range st.factValues("other_pid") {
-		addProc(f.values["other_pid"], bytesOf(f.values["other_mem"]), f)
+		if total == 0 || bytesOf(f.values["other_mem"]) <= total {
+			addProc(f.values["other_pid"], bytesOf(f.values["other_mem"]), f)
+		}
 	}
+	// 'Of the allocated memory A is allocated by PyTorch, and R is
+	// reserved by PyTorch but unallocated': PyTorch's allocator holds
+	// A + R of the card.
 	var alloc float64
 	if m := torchAllocatedRE.FindStringSubmatch(tf.text); torchLine && m != nil {
 		alloc = bytesOf(m[1])
+		if r := torchUnallocatedRE.FindStringSubmatch(tf.text); r != nil {
+			alloc += bytesOf(r[1])
+		}
 	}
 	// No row is 'this process': the smallest row that covers what PyTorch
 	// says it allocated, and is not more than twice that, is this process.
@@ -883,6 +902,16 @@ func reasonMemoryHeld(st *explainState) {
 				}
 			}
 			proof = named >= 1<<30 && (ownOK || selfPid != "")
+			if !proof && others <= own {
+				// This process holds more of the card than everything
+				// outside it: the job is the card's main user, and what
+				// lies outside its allocator (this process's own CUDA
+				// context and libraries, the desktop, another job) is the
+				// smaller part. The job not fitting stays the likelier
+				// reading; it is not settled.
+				st.memorySplitUndecided(targets, total, free, own, others, tf, ownLine)
+				return
+			}
 			lines = append(lines, quote(tf))
 			if ownLine.line != tf.line {
 				lines = append(lines, quote(ownLine))
@@ -1674,9 +1703,29 @@ func (st *explainState) torchOwnMemory(ln int) (float64, hit, bool) {
 // one 'Process N has X memory in use' per other process on the GPU, and
 // 'Of the allocated memory X is allocated by PyTorch'.
 var (
-	torchProcessRE   = regexp.MustCompile(`Process (\d+) has ([0-9.]+ [KMGT]iB) memory in use`)
-	torchAllocatedRE = regexp.MustCompile(`Of the allocated memory ([0-9.]+ [KMGT]iB) is allocated by PyTorch`)
+	torchProcessRE     = regexp.MustCompile(`Process (\d+) has ([0-9.]+ (?:[KMGT]iB|bytes)) memory in use`)
+	torchAllocatedRE   = regexp.MustCompile(`Of the allocated memory ([0-9.]+ (?:[KMGT]iB|bytes)) is allocated by PyTorch`)
+	torchUnallocatedRE = regexp.MustCompile(`and ([0-9.]+ (?:[KMGT]iB|bytes)) is reserved by PyTorch but unallocated`)
 )
+
+// memorySplitUndecided: PyTorch's figures show memory outside this
+// process's allocator (a gigabyte or more, a fifth of the card or more),
+// but this process holds more than that. The out-of-memory finding keeps
+// its cause, undecided: the job not fitting is the likelier reading, and
+// nvidia-smi's process list decides.
+func (st *explainState) memorySplitUndecided(targets []*draft, total, free, own, others float64, tf, ownLine hit) {
+	ml := []lineRef{quote(tf)}
+	if ownLine.line != tf.line {
+		ml = append(ml, quote(ownLine))
+	}
+	for _, d := range targets {
+		d.ev("torch_memory_held_by_this_process", gibString(own))
+		d.ev("memory_outside_this_process", gibString(others))
+		d.ev("memory_lines", ml)
+		d.reasons = append(d.reasons, "explain.gpu_memory_held")
+		d.note("PyTorch's own figures: of the GPU's %s, %s was free and this process held %s; the other %s lies outside PyTorch's allocator. That is less than this process holds: it may be this process's own CUDA context and libraries (an extension that allocates on its own), the desktop, or another process. Most likely the job itself does not fit: reduce the batch size (or the input size or model). nvidia-smi's process list, run while nothing of yours is running, shows whether another process holds memory.", gibString(total), gibString(free), gibString(own), gibString(others))
+	}
+}
 
 // reasonMemoryOrphaned: nvidia-smi shows a GPU with gigabytes of memory in
 // use, idle, and no process (or far too little) in its process table: a

@@ -1,0 +1,76 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+)
+
+// oomSplitCases: what an out-of-memory line's own figures settle about who
+// holds the GPU's memory (issue 15, calib9). PyTorch's message
+// (c10/cuda/CUDACachingAllocator.cpp) gives the card's total, what is
+// free, and what this process's allocator holds; the rest lies outside
+// it: another process, or this process's own CUDA context and libraries.
+var oomSplitCases = []judgmentCase{
+	// format_size prints a size of 1024 bytes or less as 'N bytes': a
+	// full card reads '0 bytes free'. This process holds 3.52 of 4.00 GiB:
+	// the job itself does not fit, decided.
+	{
+		name:  "torch_oom_zero_bytes_free_is_read",
+		log:   "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 4.00 GiB total capacity; 3.46 GiB already allocated; 0 bytes free; 3.52 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.\n",
+		cause: "gpu_out_of_memory_own_job", decided: true,
+	},
+	// PyTorch 2.1 spells 'total capacty'; this process holds nearly all.
+	{
+		name:  "torch_2_1_total_capacty_is_read",
+		log:   "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.25 GiB. GPU 0 has a total capacty of 15.77 GiB of which 281.12 MiB is free. Including non-PyTorch memory, this process has 15.49 GiB memory in use. Of the allocated memory 15.04 GiB is allocated by PyTorch, and 4.72 MiB is reserved by PyTorch but unallocated.\n",
+		cause: "gpu_out_of_memory_own_job", decided: true,
+	},
+	// Without NVML's figure for this process, what PyTorch's allocator
+	// holds is 'allocated by PyTorch' plus 'reserved by PyTorch but
+	// unallocated': here 7.0 + 0.6 of 8.00 GiB.
+	{
+		name:  "torch_2_allocated_plus_unallocated_reserve_is_this_process",
+		log:   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 8.00 GiB of which 0 bytes is free. Of the allocated memory 7.00 GiB is allocated by PyTorch, and 600.00 MiB is reserved by PyTorch but unallocated.\n",
+		cause: "gpu_out_of_memory_own_job", decided: true,
+	},
+	// NVML has given PyTorch 2^64 bytes for this process (Windows, WSL):
+	// no process holds more than the card, and the figure settles nothing.
+	{
+		name:  "torch_2_impossible_self_figure_settles_nothing",
+		log:   "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.99 GiB of which 7.20 GiB is free. Including non-PyTorch memory, this process has 17179869184.00 GiB memory in use. Of the allocated memory 14.51 GiB is allocated by PyTorch, and 685.18 MiB is reserved by PyTorch but unallocated.\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
+	// 2.3 GiB lies outside this process's 5.88 GiB: less than the job
+	// holds. The job not fitting stays the likelier reading (undecided);
+	// another process is not named.
+	{
+		name:  "torch_oom_gap_smaller_than_own_share_stays_own_job",
+		log:   "RuntimeError: CUDA out of memory. Tried to allocate 3.94 GiB (GPU 0; 11.00 GiB total capacity; 4.49 GiB already allocated; 2.81 GiB free; 5.88 GiB reserved in total by PyTorch)\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+		notCause: []string{"gpu_out_of_memory_other_process"},
+		detail:   "less than this process holds",
+	},
+	// 8.0 GiB outside this process's 2.75 GiB: others hold most of the
+	// card, the likelier reading is another process (undecided).
+	{
+		name:  "torch_oom_gap_larger_than_own_share_names_another_process",
+		log:   "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 10.76 GiB total capacity; 2.42 GiB already allocated; 26.12 MiB free; 2.75 GiB reserved in total by PyTorch)\n",
+		cause: "gpu_out_of_memory_other_process", decided: false,
+	},
+}
+
+func TestOOMSplitCalibration(t *testing.T) {
+	for _, c := range oomSplitCases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
+
+// The impossible figure is not reported as what this process holds.
+func TestOOMImpossibleSelfFigureNotEvidence(t *testing.T) {
+	r := ExplainText(oomSplitCases[3].log)
+	for _, f := range r.Findings {
+		if v, ok := f.Evidence["torch_memory_held_by_this_process"]; ok && strings.Contains(v.(string), "17179869184") {
+			t.Fatalf("%s reports the impossible figure as this process's: %v", f.ID, v)
+		}
+	}
+}
