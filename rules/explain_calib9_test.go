@@ -74,3 +74,34 @@ func TestOOMImpossibleSelfFigureNotEvidence(t *testing.T) {
 		}
 	}
 }
+
+// The NVIDIA container toolkit's binaries missing where the engine or the
+// user looks for them, as each tool words it: the container cannot be
+// given the GPU (container_runtime_no_gpu), decided by the line.
+var toolkitMissingCases = []judgmentCase{
+	// nerdctl --gpus calls nvidia-container-cli itself (containerd's
+	// contrib/nvidia, exec.LookPath).
+	{
+		name:  "nerdctl_gpus_without_nvidia_container_cli",
+		log:   "FATA[0000] exec: \"nvidia-container-cli\": executable file not found in $PATH\n",
+		cause: "container_runtime_no_gpu", decided: true,
+	},
+	// crun's wording of a prestart hook that is not installed.
+	{
+		name:  "crun_hook_not_found",
+		log:   "Error: crun: executable file `nvidia-container-runtime-hook` not found in $PATH: No such file or directory: OCI runtime attempted to invoke a command that was not found\n",
+		cause: "container_runtime_no_gpu", decided: true,
+	},
+	// The nvidia-docker wrapper (nvidia-docker 1.0 and 2.0) not installed.
+	{
+		name:  "nvidia_docker_command_not_found",
+		log:   "$ nvidia-docker run --rm nvidia/cuda nvidia-smi\nsudo: nvidia-docker: command not found\n",
+		cause: "container_runtime_no_gpu", decided: true,
+	},
+}
+
+func TestToolkitMissingCalibration(t *testing.T) {
+	for _, c := range toolkitMissingCases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
