@@ -1,0 +1,214 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+)
+
+// Compiled extensions and framework cores that do not import or load, as a
+// family (the loader's words, the frameworks' and the extensions' own):
+// which line names the import failure, which line decides, and which
+// lines stay with the signatures of another cause.
+type ext9Case struct {
+	name, log string
+	cause     string // root cause label ("" for none)
+	root      string // root finding ID (signature), "" to skip
+	decided   bool
+	// notFinding: finding IDs that must not be reported as failing.
+	notFinding []string
+	// titleLacks: a phrase the root finding's title must not hold.
+	titleLacks string
+}
+
+var ext9Cases = []ext9Case{
+	{
+		name:  "torch_typeinfo_symbol_in_libtorch",
+		log:   "ImportError: anaconda3/lib/python3.7/site-packages/torch/lib/libtorch.so.1: undefined symbol: _ZTIN2at4TypeE",
+		cause: "framework_import_failed", root: "framework.extension_built_for_other_torch",
+	},
+	{
+		name:  "torch_thpp_symbol_in_py2_c_so",
+		log:   "ImportError: /home/u/env/lib/python2.7/site-packages/torch/_C.so: undefined symbol: _ZN4thpp10THCSTensorIlEC1EP8THCStateP14THCSLongTensor",
+		cause: "framework_import_failed", root: "framework.extension_built_for_other_torch",
+	},
+	{
+		name:  "torch_c_api_symbol_in_extension",
+		log:   "ImportError: /opt/proj/lib/roi_align/_ext.cpython-36m-x86_64-linux-gnu.so: undefined symbol: THPVariableClass",
+		cause: "framework_import_failed", root: "framework.extension_built_for_other_torch",
+	},
+	{
+		// Lua torch7's TH symbols are not PyTorch's: the family-level
+		// reading, with no PyTorch title.
+		name:       "lua_rock_symbol_lookup_error",
+		log:        "/home/u/torch/install/bin/luajit: symbol lookup error: /home/u/.luarocks/lib/lua/5.1/libcutorch.so: undefined symbol: THCState_getDeviceMode",
+		cause:      "framework_import_failed",
+		root:       "broad.compiled_module_unloadable",
+		notFinding: []string{"framework.extension_built_for_other_torch"},
+		titleLacks: "PyTorch",
+	},
+	{
+		name:  "std_symbol_cxx_runtime",
+		log:   "ImportError: /x/envs/p3d/lib/python3.8/site-packages/pytorch3d/_C.cpython-38-x86_64-linux-gnu.so: undefined symbol: _ZNSt15__exception_ptr13exception_ptr9_M_addrefEv",
+		cause: "framework_import_failed", root: "framework.extension_cxx_runtime_mismatch",
+		notFinding: []string{"broad.compiled_module_unloadable"},
+	},
+	{
+		name:  "python_c_api_symbol",
+		log:   "ImportError: /home/u/proj/lib/box_ops.cpython-36m-x86_64-linux-gnu.so: undefined symbol: PyFPE_jbuf",
+		cause: "framework_import_failed", root: "framework.extension_built_for_other_python",
+	},
+	{
+		// The loader's GLIBCXX line for a compiled extension settles it,
+		// as it does for the frameworks' own libraries.
+		name:    "glibcxx_required_by_extension",
+		log:     "ImportError: /home/u/miniconda3/lib/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by /home/u/miniconda3/envs/p3d/lib/python3.9/site-packages/pytorch3d/_C.cpython-39-x86_64-linux-gnu.so)",
+		cause:   "framework_import_failed",
+		root:    "framework.libstdcxx_too_old",
+		decided: true,
+	},
+	{
+		name:  "unknown_cxx_symbol_family_level",
+		log:   "ImportError: /opt/x/_ops.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN6mylib4initEv",
+		cause: "framework_import_failed", root: "broad.compiled_module_unloadable",
+	},
+	{
+		name:  "wrong_elf_class",
+		log:   "ImportError: /usr/lib/python3/dist-packages/foo/_foo.so: wrong ELF class: ELFCLASS32",
+		cause: "framework_import_failed", root: "broad.compiled_module_unloadable",
+	},
+	{
+		// A CUDA library's versioned symbol keeps its own signature.
+		name:       "cuda_versioned_symbol_not_generic",
+		log:        "ImportError: /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so: undefined symbol: cudaGraphInstantiateWithParams_ptsz, version libcudart.so.12",
+		cause:      "ld_library_path_pollution",
+		root:       "cuda.undefined_symbol",
+		notFinding: []string{"broad.compiled_module_unloadable", "framework.extension_built_for_other_torch"},
+	},
+	{
+		// The driver's libcuda (here a stub) is not a compiled module
+		// of a framework: the family-level reading leaves it alone.
+		name:       "stub_libcuda_symbol_not_generic",
+		log:        "AttributeError: /opt/cuda-12.1/lib64/stubs/libcuda.so: undefined symbol: _undef",
+		notFinding: []string{"broad.compiled_module_unloadable"},
+	},
+	{
+		// A family-level reading yields to any other finding.
+		name: "generic_yields_to_driver",
+		log: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n" +
+			"ImportError: /opt/x/_ops.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN6mylib4initEv",
+		cause:      "kernel_module_not_built",
+		notFinding: []string{"broad.compiled_module_unloadable"},
+	},
+	{
+		name:  "paddle_avx_core",
+		log:   "Error: Can not import avx core while this file exists: /opt/conda/lib/python3.10/site-packages/paddle/fluid/core_avx.so",
+		cause: "framework_import_failed", root: "paddle.core_import_failed",
+	},
+	{
+		name:  "paddle_core_2_5",
+		log:   `Error: Can not import paddle core while this file exists: C:\Users\u\venv\Lib\site-packages\paddle\base\libpaddle.pyd`,
+		cause: "framework_import_failed", root: "paddle.core_import_failed",
+	},
+	{
+		// The line after it decides: a cuDNN of the build's version is
+		// missing.
+		name: "paddle_core_then_missing_cudnn",
+		log: "Error: Can not import avx core while this file exists: /opt/conda/lib/python3.7/site-packages/paddle/fluid/core_avx.so\n" +
+			"ImportError: libcudnn.so.7: cannot open shared object file: No such file or directory",
+		cause:   "libcudnn_missing",
+		decided: true,
+	},
+	{
+		name:    "paddle_no_avx_cpu",
+		log:     "Error: Your machine doesn't support AVX, but the installed PaddlePaddle is avx core, you should reinstall paddlepaddle with no-avx core.",
+		cause:   "framework_import_failed",
+		root:    "framework.cpu_instructions_missing",
+		decided: true,
+	},
+	{
+		name:  "extension_module_not_built",
+		log:   "ModuleNotFoundError: No module named 'attn_core_inplace_cuda'",
+		cause: "framework_import_failed", root: "framework.extension_not_built",
+	},
+	{
+		name:  "mmcv_ext_missing",
+		log:   "ModuleNotFoundError: No module named 'mmcv._ext'",
+		cause: "framework_import_failed", root: "framework.extension_not_built",
+	},
+	{
+		name:  "detectron2_cannot_import_c",
+		log:   "ImportError: cannot import name '_C' from 'detectron2' (/home/u/detectron2/detectron2/__init__.py)",
+		cause: "framework_import_failed", root: "framework.extension_not_built",
+	},
+	{
+		// torch._C keeps its own, decided reading (a shadowing folder).
+		name:       "torch_c_keeps_its_signature",
+		log:        "ModuleNotFoundError: No module named 'torch._C'",
+		cause:      "framework_import_failed",
+		root:       "framework.torch_c_extensions_not_loaded",
+		decided:    true,
+		notFinding: []string{"framework.extension_not_built"},
+	},
+	{
+		// numba-cuda is a package of its own, not a compiled part.
+		name:       "numba_cuda_is_a_package",
+		log:        "ModuleNotFoundError: No module named 'numba_cuda'",
+		notFinding: []string{"framework.extension_not_built"},
+	},
+	{
+		name:       "partially_initialized_is_not_unbuilt",
+		log:        "ImportError: cannot import name '_C' from partially initialized module 'cupy_backends.cuda.api'",
+		notFinding: []string{"framework.extension_not_built"},
+	},
+	{
+		// torchvision's own words put it on the torch/torchvision pair.
+		name:  "torchvision_custom_ops",
+		log:   "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are incompatible, or if you had errors while compiling torchvision from source.",
+		cause: "framework_import_failed", root: "framework.torchvision_ops_unloadable",
+	},
+	{
+		name:  "torchvision_no_cuda_kernel",
+		log:   "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. This could be because the operator doesn't exist for this backend, or was omitted during the selective/custom build process (if using custom build).",
+		cause: "cuda_version_mismatch_tf_build", root: "framework.torchvision_ops_no_cuda_kernel",
+	},
+}
+
+func TestExt9CompiledModules(t *testing.T) {
+	for _, c := range ext9Cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := ExplainText(c.log)
+			var b strings.Builder
+			for _, f := range r.Findings {
+				b.WriteString("\n  " + f.ID + " " + string(f.Severity) + " " + f.Cause + ": " + f.Title)
+			}
+			got, gotID := "", ""
+			if r.RootCause != nil {
+				got, gotID = r.RootCause.Cause, r.RootCause.ID
+			}
+			if got != c.cause {
+				t.Fatalf("root cause %q, want %q; findings:%s", got, c.cause, b.String())
+			}
+			if c.root != "" && gotID != c.root {
+				t.Errorf("root finding %s, want %s; findings:%s", gotID, c.root, b.String())
+			}
+			for _, f := range r.Findings {
+				if r.RootCause != nil && f.ID == r.RootCause.ID && c.cause != "" {
+					if d, _ := f.Evidence[DecidedKey].(bool); d != c.decided {
+						t.Errorf("root %s decided=%v, want %v", f.ID, d, c.decided)
+					}
+					if c.titleLacks != "" && strings.Contains(f.Title, c.titleLacks) {
+						t.Errorf("root %s title %q holds %q", f.ID, f.Title, c.titleLacks)
+					}
+				}
+				if !f.Failing() {
+					continue
+				}
+				for _, bad := range c.notFinding {
+					if strings.SplitN(f.ID, "#", 2)[0] == bad {
+						t.Errorf("finding %s reported; findings:%s", bad, b.String())
+					}
+				}
+			}
+		})
+	}
+}
