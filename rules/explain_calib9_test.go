@@ -105,3 +105,33 @@ func TestToolkitMissingCalibration(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
 	}
 }
+
+// CUDA's error 35 is returned for an old driver and for none at all
+// (cudaDriverGetVersion reports 0 then). Next to a paste that shows the
+// user-space driver absent, it is no driver (undecided), not an old one.
+var runtime35Cases = []judgmentCase{
+	{
+		name:  "error_35_with_nvidia_smi_not_found_is_no_driver",
+		log:   "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n$ nvidia-smi\nbash: nvidia-smi: command not found\n",
+		cause: "driver_missing", decided: false,
+		notCause: []string{"driver_too_old_for_cuda"},
+	},
+	{
+		name:  "error_35_with_nvml_library_not_found_is_no_driver",
+		log:   "Check failed: error == cudaSuccess (35 vs. 0)  CUDA driver version is insufficient for CUDA runtime version\nNVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display Driver is properly installed and present in your system.\n",
+		cause: "driver_missing", decided: false,
+		notCause: []string{"driver_too_old_for_cuda"},
+	},
+	// Alone, error 35 keeps its commonest reading.
+	{
+		name:  "error_35_alone_stays_driver_too_old",
+		log:   "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n",
+		cause: "driver_too_old_for_cuda", decided: false,
+	},
+}
+
+func TestRuntime35Calibration(t *testing.T) {
+	for _, c := range runtime35Cases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}

@@ -88,6 +88,18 @@ driver must support the exact version.`,
 		Run: reasonDriverCUDA,
 	},
 	{
+		ID: "explain.runtime35_without_driver", Title: "CUDA's error 35 where the paste shows no user-space driver", Link: checks.LinkDriver, Phase: phaseFindings,
+		Causes: []string{"driver_missing", "container_runtime_no_gpu", "wsl_libcuda_not_found"},
+		Doc: `The CUDA runtime returns cudaErrorInsufficientDriver (35, 'CUDA driver version is
+insufficient for CUDA runtime version') both for a driver older than itself and for no
+driver at all (no libcuda to load; PyTorch tells them apart with cudaDriverGetVersion,
+which reports 0 for the latter). Where the same paste shows the NVIDIA user-space driver
+absent ('nvidia-smi: command not found', NVML's library not found), there is no old
+driver to update: the error takes that finding's reading (no driver; in a container,
+no GPU access; under WSL, the Windows driver's libcuda), still undecided.`,
+		Run: reasonRuntime35WithoutDriver,
+	},
+	{
 		ID: "explain.driver_versions_differ", Title: "libcuda/NVML and the kernel module report different versions", Link: checks.LinkDriver, Phase: phaseFindings,
 		Causes: []string{"driver_library_mismatch"},
 		Doc: `TensorFlow's cuda_diagnostics ('libcuda reported version is', 'kernel reported version
@@ -717,6 +729,31 @@ func firstLineOf(groups ...[]lineRef) int {
 		}
 	}
 	return n
+}
+
+// reasonRuntime35WithoutDriver: an undecided error 35 next to a paste
+// that shows no NVIDIA user-space driver is no driver, not an old one.
+func reasonRuntime35WithoutDriver(st *explainState) {
+	var absent *draft
+	for _, d := range st.draftsOf("nvml.library_not_found") {
+		absent = d
+		break
+	}
+	if absent == nil {
+		return
+	}
+	for _, d := range st.draftsOf("cuda.driver_insufficient") {
+		if !d.symptom || !runtimeError35[strings.ToLower(d.values["driver_state"])] || d.cause != "driver_too_old_for_cuda" {
+			continue
+		}
+		d.cause = absent.cause
+		d.link = absent.link
+		d.noFix = true
+		d.title = "CUDA says the driver is older than its runtime, and the paste shows no NVIDIA driver library at all"
+		d.note("The same paste shows the NVIDIA user-space driver absent (line %d, quoted in driver_absent_lines): the runtime's error 35 is its answer when it finds no driver to load, not a driver to update. Where lspci lists an NVIDIA GPU, install its driver (in a container, start the container with GPU access); where it lists none, this machine has no NVIDIA GPU.", absent.firstLine)
+		d.ev("driver_absent_lines", firstN(absent.lines, 1))
+		d.reasons = append(d.reasons, "explain.runtime35_without_driver")
+	}
 }
 
 // sameRelease compares two driver versions on their first two components
