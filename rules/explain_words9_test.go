@@ -1,0 +1,211 @@
+package rules
+
+import "testing"
+
+// words9Cases: facts an application states in its own words (its check
+// macro's number, its own driver or device check, a split error name),
+// each written from the application's source and NVIDIA's enums (the
+// signatures' sources), never from one log. A line several causes share
+// stays "most likely" (decided false).
+var words9Cases = []judgmentCase{
+	// A CUDA error number in an application's own format: 804 and 222
+	// mean the same in the driver and runtime enums of every release.
+	{
+		name:  "geryon_cuda_driver_error_804_is_driver_too_old",
+		log:   "Cuda driver error 804 in call at file '/opt/lammps/lib/gpu/geryon/nvd_device.h' in line 333.\n",
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	{
+		name:  "cu_call_returned_222_is_driver_too_old",
+		log:   "cuModuleLoadDataEx returned 222\n",
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	{
+		name:  "cuda_call_error_803_is_a_driver_library_mismatch",
+		log:   "cuCtxCreate failed: error 803\n",
+		cause: "driver_library_mismatch", decided: true,
+	},
+	// The runtime's 35 as Paddle 1.x words it: undecided (the runtime says
+	// it where no driver is loaded too), decided where the driver shows.
+	{
+		name:  "paddle_device_count_error_code_35_undecided",
+		log:   "Error: cudaGetDeviceCount failed in paddle::platform::GetCUDADeviceCountImpl, error code : 35, Please see detail in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html at (/paddle/paddle/fluid/platform/gpu_info.cc:67)\n",
+		cause: "driver_too_old_for_cuda", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name: "paddle_device_count_error_code_35_with_the_driver_shown",
+		log: `| NVIDIA-SMI 396.37                 Driver Version: 396.37                    |
+Error: cudaGetDeviceCount failed in paddle::platform::GetCUDADeviceCountImpl, error code : 35, Please see detail in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html
+`,
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	// Numbers that are something else, or changed meaning between
+	// releases (36: cudaErrorSetOnActiveProcess before CUDA 10.1), and
+	// longer numbers that merely start with a known one.
+	{
+		name:     "cuda_driver_error_36_is_not_read",
+		log:      "Cuda driver error 36 in call at file 'x.h' in line 10.\n",
+		cause:    "",
+		notCause: []string{"driver_too_old_for_cuda"},
+	},
+	{
+		name:     "error_code_350_is_not_35",
+		log:      "Error: cudaGetDeviceCount failed, error code : 350\n",
+		notCause: []string{"driver_too_old_for_cuda"},
+	},
+	{
+		name:     "cuda_driver_error_8040_is_not_804",
+		log:      "Cuda driver error 8040 in call at file 'x.h' in line 10.\n",
+		notCause: []string{"driver_too_old_for_cuda"},
+	},
+	{
+		name:     "a_cudnn_status_35_is_not_the_runtime",
+		log:      "cudnnCreate failed: status 35\n",
+		notCause: []string{"driver_too_old_for_cuda"},
+	},
+	// PTX JIT failures: the driver could not compile the PTX it got, most
+	// often PTX newer than the driver (a bundled NVRTC). Undecided, however
+	// the name is spaced; TensorFlow's prebuilt kernel_gen kernels read as
+	// the GPU the package was not built for.
+	{
+		name:  "split_invalid_ptx_name_from_nvrtc_is_driver_too_old",
+		log:   "Cuda driver api error CUDA_ERROR_INVALID _PTX CODE 218, FILE src/luxrays/utils/cuda.cpp, line 190: a ptx jit compilation failed\n",
+		cause: "driver_too_old_for_cuda", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name:  "numba_linker_invalid_ptx_is_driver_too_old",
+		log:   "numba.cuda.cudadrv.driver.LinkerError: [218] Call to cuLinkAddData results in CUDA_ERROR_INVALID_PTX\n",
+		cause: "driver_too_old_for_cuda", decided: false,
+	},
+	{
+		name:  "tf_kernel_gen_invalid_ptx_is_the_gpu_undecided",
+		log:   "W tensorflow/compiler/mlir/tools/kernel_gen/tf_gpu_runtime_wrappers.cc:40] 'cuModuleLoadData(&module, data)' failed with 'CUDA_ERROR_INVALID_PTX'\n",
+		cause: "unsupported_compute_capability", decided: false,
+	},
+	// Omniverse RTX's driver check: a range from 0 is its minimum.
+	{
+		name: "omniverse_range_from_zero_is_below_the_minimum",
+		log: `[Error] [gpu.foundation.plugin] The currently installed NVIDIA graphics driver is unsupported or has known issues.
+Installed driver: 535.18
+The unsupported driver range: [0.0, 535.129)
+[Error] [carb.scenerenderer-rtx.plugin] rtx driver verification failed.
+`,
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	{
+		name: "omniverse_known_issue_range_is_undecided",
+		log: `[Error] [gpu.foundation.plugin] The currently installed NVIDIA graphics driver is unsupported or has known issues.
+Installed driver: 545.23
+The unsupported driver range: [545.0, 545.29)
+`,
+		cause: "driver_too_old_for_cuda", decided: false, noFix: []string{"install-driver"},
+	},
+	{
+		name:  "omniverse_verification_line_alone_is_undecided",
+		log:   "[Error] [carb.scenerenderer-rtx.plugin] rtx driver verification failed.\n",
+		cause: "driver_too_old_for_cuda", decided: false,
+	},
+	// nvidia-docker 1.0's first releases: image first, driver second.
+	{
+		name:  "nvidia_docker1_unlabelled_versions_image_then_driver",
+		log:   "nvidia-docker | 2016/04/09 00:07:59 Error: unsupported CUDA version: 7.5 < 6.5\n",
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	// CTranslate2's compute type check: the GPU's compute capability, or
+	// the CPU; undecided, no fix.
+	{
+		name:  "ctranslate2_float16_is_compute_capability_undecided",
+		log:   "ValueError: Requested float16 compute type, but the target device or backend do not support efficient float16 computation.\n",
+		cause: "unsupported_compute_capability", decided: false,
+		detail: "compute_type='float32'",
+	},
+	{
+		name:  "ctranslate2_int8_float16",
+		log:   "Requested int8_float16 compute type, but the target device or backend do not support efficient int8_float16 computation.\n",
+		cause: "unsupported_compute_capability", decided: false,
+	},
+	{
+		name:     "ctranslate2_fallback_notice_is_not_a_failure",
+		log:      "[ctranslate2] [warning] The compute type inferred from the saved model is float16, but the target device or backend do not support efficient float16 computation. The model weights have been automatically converted to use the float32 compute type instead.\n",
+		notCause: []string{"unsupported_compute_capability"},
+	},
+	{
+		name: "ctranslate2_float16_on_apple_silicon_is_no_nvidia_gpu",
+		log: `Python 3.11.6 (main, Oct  2 2023) [Clang 15.0.0 ] on darwin
+macOS-14.1-arm64-arm-64bit
+ValueError: Requested float16 compute type, but the target device or backend do not support efficient float16 computation.
+`,
+		cause: "no_nvidia_gpu", decided: false,
+	},
+	// CatBoost's GPU trainer is registered only when compiled in.
+	{
+		name:  "catboost_cannot_load_gpu_learning_library",
+		log:   "CatboostError: catboost/libs/train_lib/train_model.cpp:800: Can't load GPU learning library. Module was not compiled or CUDA version/driver  is incompatible with package\n",
+		cause: "framework_cpu_only_build", decided: false, noFix: []string{"framework-gpu-build"},
+	},
+	// Applications saying they run on the CPU: a broad, undecided reading
+	// that yields to anything specific.
+	{
+		name:  "app_using_device_cpu",
+		log:   "Using device: cpu\n",
+		cause: "framework_cpu_only_build", decided: false,
+	},
+	{
+		name:  "invokeai_using_device_type_cpu",
+		log:   ">> Using device_type cpu\n",
+		cause: "framework_cpu_only_build", decided: false,
+	},
+	{
+		name:  "assert_cuda_must_be_available",
+		log:   "AssertionError: CUDA must be available in order to use Deep Daze\n",
+		cause: "framework_cpu_only_build", decided: false,
+	},
+	{
+		name:  "no_compatible_gpu_found_using_the_cpu",
+		log:   "WARNING: No compatible GPU found. Using the CPU, but this will be very slow!\n",
+		cause: "framework_cpu_only_build", decided: false,
+	},
+	{
+		name:  "cuda_not_available_falling_back_to_cpu",
+		log:   "CUDA is not available, falling back to CPU.\n",
+		cause: "framework_cpu_only_build", decided: false,
+	},
+	{
+		name: "using_device_cuda_is_nothing",
+		log:  "Using device: cuda\n",
+	},
+	{
+		name: "using_device_cpu_for_one_step_is_nothing",
+		log:  "Using device: cpu for the tokenizer\n",
+	},
+	{
+		name: "using_device_mps_is_nothing",
+		log:  "Using device: mps\n",
+	},
+	{
+		name: "a_specific_failure_outranks_using_cpu",
+		log: `W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory
+Using device: cpu
+`,
+		cause: "libcudart_missing", decided: true,
+	},
+	// The nvidia-docker wrapper missing, as zsh and cmd.exe word it (bash's
+	// wording and nerdctl's missing nvidia-container-cli: calib9's
+	// toolkitMissingCases).
+	{
+		name:  "zsh_nvidia_docker_command_not_found",
+		log:   "zsh: command not found: nvidia-docker\n",
+		cause: "container_runtime_no_gpu", decided: true,
+	},
+	{
+		name:  "cmd_nvidia_docker_not_recognized",
+		log:   "'nvidia-docker' is not recognized as an internal or external command,\noperable program or batch file.\n",
+		cause: "container_runtime_no_gpu", decided: true,
+	},
+}
+
+func TestWords9(t *testing.T) {
+	for _, c := range words9Cases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
