@@ -742,8 +742,10 @@ func reasonRuntime35WithoutDriver(st *explainState) {
 	if absent == nil {
 		return
 	}
-	for _, d := range st.draftsOf("cuda.driver_insufficient") {
-		if !d.symptom || !runtimeError35[strings.ToLower(d.values["driver_state"])] || d.cause != "driver_too_old_for_cuda" {
+	// An application's own format of the same number (cuda.app_error_number:
+	// Paddle 1.x's 'error code : 35') is the same error.
+	for _, d := range append(st.draftsOf("cuda.driver_insufficient"), st.draftsOf("cuda.app_error_number")...) {
+		if !d.symptom || !(runtimeError35[strings.ToLower(d.values["driver_state"])] || d.values["code"] == "35") || d.cause != "driver_too_old_for_cuda" {
 			continue
 		}
 		d.cause = absent.cause

@@ -39,6 +39,16 @@ Error: cudaGetDeviceCount failed in paddle::platform::GetCUDADeviceCountImpl, er
 `,
 		cause: "driver_too_old_for_cuda", decided: true,
 	},
+	// ... and no driver at all where the paste shows the user-space driver
+	// absent (explain.runtime35_without_driver reads this format too).
+	{
+		name: "paddle_device_count_error_code_35_without_nvidia_smi",
+		log: `$ nvidia-smi
+bash: nvidia-smi: command not found
+Error: cudaGetDeviceCount failed in paddle::platform::GetCUDADeviceCountImpl, error code : 35, Please see detail in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html
+`,
+		cause: "driver_missing", decided: false, notCause: []string{"driver_too_old_for_cuda"},
+	},
 	// Numbers that are something else, or changed meaning between
 	// releases (36: cudaErrorSetOnActiveProcess before CUDA 10.1), and
 	// longer numbers that merely start with a known one.
