@@ -171,6 +171,70 @@ var ext9Cases = []ext9Case{
 		log:   "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. This could be because the operator doesn't exist for this backend, or was omitted during the selective/custom build process (if using custom build).",
 		cause: "cuda_version_mismatch_tf_build", root: "framework.torchvision_ops_no_cuda_kernel",
 	},
+	{
+		name:  "nvcc_host_compiler_refused",
+		log:   "/usr/local/cuda/include/crt/host_config.h:143:2: error: #error -- unsupported GNU version! gcc versions later than 13 are not supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check",
+		cause: "framework_import_failed", root: "build.nvcc_host_compiler_unsupported",
+	},
+	{
+		// The build's last words yield to the line that says why.
+		name: "build_failed_yields_to_cuda_home",
+		log: "      OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n" +
+			"      [end of output]\n  ERROR: Failed building wheel for flash-attn",
+		cause:      "libcudart_missing",
+		root:       "build.cuda_home_not_set",
+		decided:    true,
+		notFinding: []string{"broad.extension_build_failed"},
+	},
+	{
+		name: "build_failed_yields_to_arch",
+		log: "nvcc fatal   : Unsupported gpu architecture 'compute_86'\n" +
+			"error: command '/usr/local/cuda-10.2/bin/nvcc' failed with exit status 1",
+		cause:      "unsupported_compute_capability",
+		root:       "gpu.toolkit_too_old_for_arch",
+		decided:    true,
+		notFinding: []string{"broad.extension_build_failed"},
+	},
+	{
+		name: "build_failed_yields_to_cuda_pair",
+		log: "RuntimeError: The detected CUDA version (11.8) mismatches the version that was used to compile PyTorch (12.1). Please make sure to use the same CUDA versions.\n" +
+			"ERROR: Failed building wheel for xformers",
+		cause:      "cuda_version_mismatch_tf_build",
+		root:       "framework.torch_extension_cuda_mismatch",
+		decided:    true,
+		notFinding: []string{"broad.extension_build_failed"},
+	},
+	{
+		name:  "build_failed_alone",
+		log:   "RuntimeError: Error compiling objects for extension\n  ERROR: Failed building wheel for pytorch3d",
+		cause: "framework_import_failed", root: "broad.extension_build_failed",
+	},
+	{
+		// A wheel that compiles no CUDA code is not this family.
+		name:       "other_wheel_build_not_extension",
+		log:        "  ERROR: Failed building wheel for tokenizers",
+		notFinding: []string{"broad.extension_build_failed"},
+	},
+	{
+		name:  "torch_unknown_cuda_arch",
+		log:   "ValueError: Unknown CUDA arch (8.9) or GPU not supported",
+		cause: "unsupported_compute_capability", root: "build.torch_arch_list_unknown",
+	},
+	{
+		name:  "ninja_missing",
+		log:   "RuntimeError: Ninja is required to load C++ extensions",
+		cause: "framework_import_failed", root: "build.ninja_missing_for_extension",
+	},
+	{
+		name:  "lua_rock_nil_call",
+		log:   "/usr/local/share/lua/5.1/trepl/init.lua:384: /usr/local/share/lua/5.1/cutorch/test.lua:3013: attempt to call a nil value",
+		cause: "framework_import_failed", root: "lua.torch_rock_load_failed",
+	},
+	{
+		name:       "lua_user_code_nil_call",
+		log:        "/home/u/proj/train.lua:12: attempt to call a nil value",
+		notFinding: []string{"lua.torch_rock_load_failed"},
+	},
 }
 
 func TestExt9CompiledModules(t *testing.T) {
