@@ -135,3 +135,35 @@ func TestRuntime35Calibration(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
 	}
 }
+
+// CuPy's OutOfMemoryError says what its pool held (cupy/cuda/memory.pyx:
+// 'allocated so far', the request included, after freeing its cache).
+var cupyOOMCases = []judgmentCase{
+	// The pool held 512 bytes when the GPU refused: the memory was held
+	// outside it, most likely by another process (undecided).
+	{
+		name:  "cupy_oom_pool_held_almost_nothing",
+		log:   "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 512 bytes (allocated so far: 512 bytes).\n",
+		cause: "gpu_out_of_memory_other_process", decided: false,
+	},
+	// A large first request says nothing of others (the card may be
+	// smaller than the request).
+	{
+		name:  "cupy_oom_large_request_stays_undecided_own",
+		log:   "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 35,433,480,192 bytes (allocated so far: 35,433,480,192 bytes).\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
+	// The pool's own limit refused: no sign of another process.
+	{
+		name:  "cupy_oom_pool_limit",
+		log:   "cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,024 bytes (allocated so far: 800,000,000 bytes, limit set to: 800,000,512 bytes).\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+		detail: "pool limit",
+	},
+}
+
+func TestCupyOOMCalibration(t *testing.T) {
+	for _, c := range cupyOOMCases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}

@@ -120,7 +120,10 @@ another process only as the likelier reading (undecided): what lies outside the
 framework's allocator may be this process's own CUDA context and libraries, and
 nvidia-smi counts the job itself while it runs. Where this process holds more than
 what lies outside it, the job not fitting stays the likelier reading (undecided). A
-figure for this process larger than the card (NVML's unset 2^64) is no figure. It is the job's own, decided, when PyTorch's figures show this process holding
+figure for this process larger than the card (NVML's unset 2^64) is no figure. CuPy's
+'allocated so far' under 1 GiB (its pool, the request included, after freeing its
+cache) names memory held outside the pool as the likelier reading; its 'limit set to'
+is the program's own limit refusing. It is the job's own, decided, when PyTorch's figures show this process holding
 nearly all the card (PyTorch 1.0-1.3's 'A already allocated; F free; C cached)' holds
 A + C; in a container PyTorch names its own process 'Process N' too: the row that
 covers what PyTorch allocated), or TensorFlow found nearly all the memory free when it
@@ -1024,6 +1027,22 @@ func reasonMemoryHeld(st *explainState) {
 			// what PyTorch allocated).
 			proof = ownOK || selfPid != ""
 			lines = append(lines, firstN(procLines, 3)...)
+		}
+	}
+	// CuPy says what its pool held when the GPU refused: little (under
+	// 1 GiB, the request included) means the memory was held outside the
+	// pool. A pool limit the program set refuses by itself: that is no
+	// sign of anyone else.
+	if l, _, limited := st.firstFact("cupy_limit"); limited {
+		for _, d := range targets {
+			d.note("CuPy's own pool limit (%s, MemoryPool.set_limit or CUPY_GPU_MEMORY_LIMIT) refused the allocation, whatever the GPU had free: raise the limit or make the job smaller.", gibString(bytesOf(l)))
+		}
+	} else if why == "" {
+		if s, f, ok := st.firstFact("cupy_so_far"); ok {
+			if held := bytesOf(s); held > 0 && held < 1<<30 {
+				why = fmt.Sprintf("CuPy's memory pool held only %s, the failed request included, when the GPU refused it", gibString(held))
+				lines = append(lines, quote(f))
+			}
 		}
 	}
 	// nvidia-smi rows with most memory used.
