@@ -376,11 +376,11 @@ func (st *explainState) firstFact(name string) (string, hit, bool) {
 	return "", hit{}, false
 }
 
-// draftsOf returns the drafts of a signature.
-func (st *explainState) draftsOf(id string) []*draft {
+// draftsOf returns the drafts of the signatures declaring role r.
+func (st *explainState) draftsOf(r *sigRole) []*draft {
 	var out []*draft
 	for _, d := range st.drafts {
-		if d.sig != nil && d.sig.ID == id {
+		if d.is(r) {
 			out = append(out, d)
 		}
 	}
@@ -740,7 +740,7 @@ func explainHits(lib *library, hits []hit, extra map[*Signature]int, version str
 		if len(st.success) > 0 {
 			keep := broad[:0]
 			for _, d := range broad {
-				if !broadContradictedByUse[d.sig.ID] {
+				if !d.is(roleContradictedByUse) {
 					keep = append(keep, d)
 				}
 			}

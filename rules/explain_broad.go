@@ -45,26 +45,6 @@ func notAMessage(text string, ipython bool) bool {
 	return false
 }
 
-// broadContradictedByUse are the broad families a paste that shows the GPU
-// in use (a success marker: a GPU listed, is_available() True) contradicts:
-// no device, no or too old a driver, CUDA failing to start, a CPU-only
-// build, a library that does not load. Running out of memory, ECC errors,
-// heat, an index past the GPUs, a full disk are not: they happen on a GPU
-// that works.
-var broadContradictedByUse = map[string]bool{
-	"broad.no_cuda_device":            true,
-	"broad.driver_not_found":          true,
-	"broad.driver_too_old":            true,
-	"broad.cuda_init_failed":          true,
-	"broad.cuda_unknown_error":        true,
-	"broad.kernel_module_not_loaded":  true,
-	"broad.cpu_only_build":            true,
-	"broad.compute_capability":        true,
-	"broad.cuda_library_unloadable":   true,
-	"broad.cuda_build_dll_unloadable": true,
-	"broad.tf_xla_gpu_without_gpu":    true,
-}
-
 // oneBroadAnswer: the broad tier's readings are undecided guesses at one
 // failure from its words, so they give one answer, not several causes.
 // The answer is the most specific reading (the highest weight: 'update

@@ -120,7 +120,7 @@ var andCUDAFirst = ver{2, 14}
 func reasonCUDALibsFix(st *explainState) {
 	gpuShown := st.nvidiaGPUShown()
 	ignoreNotice := false
-	for _, d := range st.draftsOf("tf.cudart_not_found") {
+	for _, d := range st.draftsOf(roleTFCudartNotice) {
 		for _, l := range d.lines {
 			ignoreNotice = ignoreNotice || strings.Contains(strings.ToLower(l.Text), "ignore above cudart dlerror")
 		}
@@ -132,7 +132,7 @@ func reasonCUDALibsFix(st *explainState) {
 	for _, d := range st.drafts {
 		// TensorFlow's 'Cannot dlopen some GPU libraries' summary is the
 		// same failure under the CPU-build label: the same pip fix.
-		if d.sig == nil || d.benign || (d.cause != "libcudart_missing" && d.cause != "libcudnn_missing" && d.sig.ID != "tf.cannot_dlopen_gpu_libraries") {
+		if d.sig == nil || d.benign || (d.cause != "libcudart_missing" && d.cause != "libcudnn_missing" && !d.is(roleTFDlopenSummary)) {
 			continue
 		}
 		if fw := frameworkOf(d); fw != "" && fw != FrameworkTensorFlow {
@@ -195,7 +195,7 @@ func reasonOpenModuleOldGPU(st *explainState) {
 		return // the kernel's own line says it
 	}
 	for _, d := range st.drafts {
-		if d.sig == nil || d.sig.ID != "smi.no_devices" || !d.symptom {
+		if !d.is(roleSMINoDevices) || !d.symptom {
 			continue
 		}
 		d.cause = "open_kernel_module_unsupported_gpu"

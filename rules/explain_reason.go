@@ -393,13 +393,13 @@ func reasonNoGPUListed(st *explainState) {
 		// driver answers: no CPU-only build (broad.tf_xla_gpu_without_gpu).
 		return
 	}
-	sig := st.lib.byID["tf.no_gpu_device"]
-	if len(st.draftsOf(sig.ID)) > 0 || len(st.draftsOf("tf.empty_gpu_list")) > 0 {
+	sig := st.lib.withRole(roleTFNoGPUDevice)
+	if sig == nil || len(st.draftsOf(roleTFNoGPU)) > 0 || len(st.draftsOf(roleTFNoGPUDevice)) > 0 {
 		return // already reported
 	}
 	var cpus []hit
 	for _, f := range st.facts {
-		if f.sig.ID == "fact.cpu_device_listed" {
+		if f.sig.is(roleCPUDeviceListed) {
 			cpus = append(cpus, f)
 		}
 	}
@@ -409,7 +409,7 @@ func reasonNoGPUListed(st *explainState) {
 	for _, f := range cpus {
 		st.addHit(hit{sig: sig, line: f.line, text: f.text, values: map[string]string{}})
 	}
-	for _, d := range st.draftsOf(sig.ID) {
+	for _, d := range st.draftsOf(roleTFNoGPUDevice) {
 		d.reasons = append(d.reasons, "explain.no_gpu_listed")
 	}
 }
@@ -436,7 +436,7 @@ func (st *explainState) libSightings(lib string, failLines map[int]bool) (majors
 		}
 	}
 	for _, f := range st.facts {
-		if f.sig.ID != "fact.lib_sighting" || failLines[f.line] {
+		if !f.sig.is(roleLibSighting) || failLines[f.line] {
 			continue
 		}
 		low := strings.ToLower(f.text)
@@ -461,7 +461,7 @@ func (st *explainState) libSightings(lib string, failLines map[int]bool) (majors
 }
 
 func reasonDlopenVersions(st *explainState) {
-	drafts := st.draftsOf("cuda.dlopen_failed")
+	drafts := st.draftsOf(roleDlopenFailed)
 	failLines := map[int]bool{}
 	for _, d := range drafts {
 		for _, l := range d.lines {
@@ -664,7 +664,7 @@ func reasonDriverCUDA(st *explainState) {
 		// error 35, decided by the driver's version alone, is not this
 		// driver being too old (the runtime did not reach it).
 		for _, d := range st.drafts {
-			if d.sig == nil || d.sig.ID != "cuda.driver_insufficient" || d.symptom || !runtimeError35[strings.ToLower(d.values["driver_state"])] {
+			if !d.is(roleError35) || d.symptom || !runtimeError35[strings.ToLower(d.values["driver_state"])] {
 				continue
 			}
 			d.symptom, d.noFix = true, true
@@ -738,16 +738,16 @@ func firstLineOf(groups ...[]lineRef) int {
 // that shows no NVIDIA user-space driver is no driver, not an old one.
 func reasonRuntime35WithoutDriver(st *explainState) {
 	var absent *draft
-	for _, d := range st.draftsOf("nvml.library_not_found") {
+	for _, d := range st.draftsOf(roleSMIMissing) {
 		absent = d
 		break
 	}
 	if absent == nil {
 		return
 	}
-	// An application's own format of the same number (cuda.app_error_number:
+	// An application's own format of the same number (roleCUDAErrorNumber:
 	// Paddle 1.x's 'error code : 35') is the same error.
-	for _, d := range append(st.draftsOf("cuda.driver_insufficient"), st.draftsOf("cuda.app_error_number")...) {
+	for _, d := range append(st.draftsOf(roleError35), st.draftsOf(roleCUDAErrorNumber)...) {
 		if !d.symptom || !(runtimeError35[strings.ToLower(d.values["driver_state"])] || d.values["code"] == "35") || d.cause != "driver_too_old_for_cuda" {
 			continue
 		}
@@ -835,7 +835,7 @@ func gibString(b float64) string {
 func reasonMemoryHeld(st *explainState) {
 	var targets []*draft
 	for _, d := range st.drafts {
-		if d.sig != nil && (d.sig.ID == "cuda.out_of_memory" || d.sig.ID == "cuda.handle_alloc_failed") {
+		if d.is(roleOOM, roleHandleAlloc) {
 			targets = append(targets, d)
 		}
 	}
@@ -965,7 +965,7 @@ func reasonMemoryHeld(st *explainState) {
 					d.ev("torch_process_seen_as", "Process "+selfPid)
 				}
 				d.reasons = append(d.reasons, "explain.gpu_memory_held")
-				if d.sig.ID != "cuda.out_of_memory" {
+				if !d.is(roleOOM) {
 					d.note("PyTorch's own figures leave little for other processes (%s of %s held by this process): the model or batch does not fit this GPU; reduce the batch size or the model.", gibString(own), gibString(total))
 					// Not another process: freeing the GPU (the cause's fix)
 					// does not help; the detail says what does.
@@ -1097,7 +1097,7 @@ func reasonMemoryHeld(st *explainState) {
 		// out, is the job itself not fitting.
 		if total > 0 && free >= total*9/10 && !strings.Contains(tf.text, "total capacity") {
 			for _, d := range targets {
-				if d.sig.ID != "cuda.out_of_memory" || frameworkOf(d) != FrameworkTensorFlow {
+				if !d.is(roleOOM) || frameworkOf(d) != FrameworkTensorFlow {
 					continue
 				}
 				d.cause = "gpu_out_of_memory_own_job"
@@ -1152,12 +1152,12 @@ func (st *explainState) smiGPUs() []*smiGPU {
 	var out []*smiGPU
 	var cur *smiGPU
 	for _, f := range st.facts {
-		switch f.sig.ID {
-		case "fact.smi_gpu_row":
+		switch {
+		case f.sig.is(roleSMIGPURow):
 			idx, _ := strconv.Atoi(f.values["gpu"])
 			cur = &smiGPU{index: idx, name: f.values["gpu_name"], ecc: f.values["ecc"], util: -1, lines: []lineRef{quote(f)}}
 			out = append(out, cur)
-		case "fact.smi_usage_row":
+		case f.sig.is(roleSMIUsageRow):
 			if cur == nil || cur.computeMode != "" {
 				cur = &smiGPU{index: len(out), util: -1}
 				out = append(out, cur)
@@ -1253,7 +1253,7 @@ func reasonComputeMode(st *explainState) {
 // has one.
 func (st *explainState) noDeviceDraft() *draft {
 	for _, d := range st.drafts {
-		if d.sig != nil && (d.sig.ID == "cuda.cuinit_no_device" || d.sig.ID == "framework.torch_no_cuda_gpus") {
+		if d.is(roleNoCUDADevice) {
 			return d
 		}
 	}
@@ -1377,7 +1377,7 @@ func reasonVisibleDevices(st *explainState) {
 var eccXids = map[int]checks.Severity{48: checks.SevError, 63: checks.SevWarning, 64: checks.SevError, 92: checks.SevWarning, 94: checks.SevWarning, 95: checks.SevError}
 
 func reasonXid(st *explainState) {
-	for _, d := range st.draftsOf("kernel.xid") {
+	for _, d := range st.draftsOf(roleXid) {
 		code, err := strconv.Atoi(d.values["xid"])
 		if err != nil {
 			continue
@@ -1458,21 +1458,14 @@ func softwareXid(d *draft) {
 	}
 }
 
-// otherFrameworkCC are compute-capability signatures that speak for
-// another framework than TensorFlow: TensorFlow's known failures on a GPU
-// say nothing about them.
-var otherFrameworkCC = map[string]bool{
-	"gpu.torch_arch_not_in_build": true, "gpu.torch_cc_not_in_build": true, "gpu.build_cuda_too_old_for_gpu": true,
-	"gpu.rapids_arch_required": true, "gpu.bitsandbytes_int8_matmul_failed": true, "gpu.feature_needs_newer_gpu": true,
-	"framework.triton_cc_too_old": true, "framework.paddle_arch_unsupported": true,
-}
-
 func reasonBlackwell(st *explainState) {
 	var drafts []*draft
 	cc := ""
 	_, _, tfSeen := st.firstFact("tf_version")
 	for _, d := range st.draftsWithCause("unsupported_compute_capability") {
-		if d.sig != nil && otherFrameworkCC[d.sig.ID] {
+		// Another framework's wording (roleCCOtherFramework): TensorFlow's
+		// known failures on a GPU say nothing about it.
+		if d.is(roleCCOtherFramework) {
 			if !tfSeen {
 				return // a paste of another framework: TensorFlow's table does not apply
 			}
@@ -1583,7 +1576,7 @@ func reasonMIG(st *explainState) {
 	if !migOn {
 		return
 	}
-	for _, d := range st.draftsOf("cuda.invalid_device_ordinal") {
+	for _, d := range st.draftsOf(roleInvalidDeviceOrdinal) {
 		if len(instances) == 0 || !d.symptom {
 			continue
 		}
@@ -1608,7 +1601,7 @@ func reasonMIG(st *explainState) {
 		d.reasons = append(d.reasons, "explain.mig")
 	}
 	for _, d := range st.drafts {
-		if d.sig != nil && (d.sig.ID == "cuda.cuinit_no_device" || d.sig.ID == "tf.no_gpu_device" || d.sig.ID == "tf.empty_gpu_list" || d.sig.ID == "framework.torch_no_cuda_gpus" || d.sig.ID == "cuda.invalid_device_ordinal") && d.symptom {
+		if d.is(roleNoCUDADevice, roleTFNoGPU, roleInvalidDeviceOrdinal) && d.symptom {
 			d.cause = "mig_misconfigured"
 			d.link = st.lib.linkOf(d.cause)
 			d.symptom = false
@@ -1637,7 +1630,7 @@ func reasonVersions(st *explainState) {
 			d.note("%s supports Python %s; this Python is %s.", tfName, rng, py)
 		}
 	}
-	for _, d := range st.draftsOf("cuda.component_outdated") {
+	for _, d := range st.draftsOf(roleComponentOutdated) {
 		for _, k := range []string{"jax_built", "jax_minimum", "jax_installed"} {
 			if v, _, ok := st.firstFact(k); ok {
 				d.ev(k, v)
@@ -1670,7 +1663,7 @@ func reasonMultipleTF(st *explainState) {
 }
 
 func reasonTFVersionAnswer(st *explainState) {
-	sig := st.lib.byID["fact.tf_version"]
+	sig := st.lib.withRole(roleTFVersionFact)
 	var added []hit
 	for i, f := range st.facts {
 		var dist string
@@ -1863,8 +1856,7 @@ func reasonCudnnLoadedVsBuild(st *explainState) {
 		if d.sig == nil {
 			continue
 		}
-		switch d.sig.ID {
-		case "cudnn.not_initialized", "cudnn.conv_algorithm_unavailable", "cuda.handle_alloc_failed":
+		if d.is(roleCudnnHandle) {
 			targets = append(targets, d)
 		}
 	}
@@ -2117,7 +2109,7 @@ func reasonTorchCUDABuild(st *explainState) {
 		return
 	}
 	for _, d := range st.draftsWithCause("framework_cpu_only_build") {
-		if !d.symptom || d.sig == nil || (d.sig.ID != "framework.torch_cuda_unavailable" && d.sig.ID != "framework.cuda_query_false") {
+		if !d.symptom || !d.is(roleTorchCUDAUnavailable, roleCUDAQueryFalse) {
 			continue
 		}
 		cause, where := "driver_missing", "the NVIDIA driver is not installed or not loaded"
@@ -2149,7 +2141,7 @@ func reasonTorchCUDABuild(st *explainState) {
 }
 
 func reasonCVDEcho(st *explainState) {
-	sig := st.lib.byID["fact.cuda_visible_devices"]
+	sig := st.lib.withRole(roleCVDFact)
 	var added []hit
 	for i, f := range st.facts {
 		if f.values["cvd_echo"] == "" {
@@ -2199,7 +2191,7 @@ func markCVDEcho(d *draft, last hit) {
 // does not exist for the program.
 func reasonGPUIndex(st *explainState) {
 	var targets []*draft
-	for _, d := range st.draftsOf("cuda.invalid_device_ordinal") {
+	for _, d := range st.draftsOf(roleInvalidDeviceOrdinal) {
 		if d.cause == "gpu_index_out_of_range" {
 			targets = append(targets, d)
 		}

@@ -110,6 +110,14 @@ type Signature struct {
 	FixesForTensorFlowOnly bool `json:"fixes_for_tensorflow_only,omitempty"`
 	// Weight orders findings of the same severity on one link.
 	Weight int `json:"weight,omitempty"`
+	// Roles are what reasoners treat this signature as ("no_cuda_device",
+	// "out_of_memory"): a reasoner names the signatures it reads by role,
+	// never by ID, so renaming a signature keeps its behaviour and the
+	// JSON shows what depends on it. Each role, its meaning and the
+	// reasoner that reads it are listed in explain_roles.go; the library
+	// refuses an unknown role, a role on the wrong kind of signature and a
+	// one-signature role declared twice.
+	Roles []string `json:"roles,omitempty"`
 	// Tier "broad" marks a family-level signature (signatures/broad.json):
 	// it matches every wording of a failure family by the words each
 	// wording must contain ("driver" with "too old|insufficient|update"
@@ -151,8 +159,9 @@ type Signature struct {
 	Sources  []string `json:"sources,omitempty"`
 	Examples []string `json:"examples"`
 
-	File string           `json:"-"`
-	re   []*regexp.Regexp `json:"-"`
+	File  string           `json:"-"`
+	re    []*regexp.Regexp `json:"-"`
+	roles []*sigRole       `json:"-"` // Roles, resolved
 }
 
 // causeInfo is what explain attaches to a cause: its link, its fixes and
@@ -321,6 +330,9 @@ func (l *library) validate() []string {
 		if s.Title == "" || s.Doc == "" {
 			bad("%s: needs a title and a doc", where)
 		}
+		for _, e := range checkRoles(s) {
+			bad("%s: %s", where, e)
+		}
 		switch s.Kind {
 		case KindFinding:
 			checkCause(where, s.Cause)
@@ -436,6 +448,17 @@ func (l *library) validate() []string {
 		}
 		if len(s.Examples) == 0 {
 			bad("%s: needs at least one example line", where)
+		}
+	}
+	for _, r := range sigRoles {
+		var ids []string
+		for _, s := range l.sigs {
+			if s.is(r) {
+				ids = append(ids, s.ID)
+			}
+		}
+		if r.one && len(ids) > 1 {
+			bad("role %q is declared by %s: the reasoner that reads it adds lines under one signature", r.name, strings.Join(ids, ", "))
 		}
 	}
 	if len(errs) > 0 {

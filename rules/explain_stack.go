@@ -174,10 +174,10 @@ func runtimeSawHost(d *draft) bool {
 	if d.sig == nil {
 		return false
 	}
-	switch d.sig.ID {
-	case "container.device_plugin_no_runtime", "container.k8s_gpu_not_advertised":
+	switch {
+	case d.is(roleRuntimeSeesHost):
 		return true // the plugin finds no GPU a broken host driver would show it
-	case "container.cli_error":
+	case d.is(roleRuntimeStage):
 		return strings.EqualFold(strings.TrimSpace(d.values["stage"]), "initialization error")
 	}
 	return false
@@ -222,7 +222,7 @@ func reasonContainerGPUsPassed(st *explainState) {
 		// NVML's Unknown Error is the container runtime's reading by its
 		// own signature: with the request shown, the GPU was lost after
 		// the container started (daemon-reload), not never requested.
-		nvmlLost := d.sig != nil && d.sig.ID == "nvml.unknown_error" && d.cause == "container_runtime_no_gpu"
+		nvmlLost := d.is(roleGPULostInContainer) && d.cause == "container_runtime_no_gpu"
 		if !nvmlLost {
 			if d.sig == nil || d.cause != "container_runtime_no_gpu" || d.sig.Cause == "container_runtime_no_gpu" {
 				continue
@@ -243,17 +243,13 @@ func reasonContainerGPUsPassed(st *explainState) {
 // whose options are the job's request.
 var slurmCommandRE = regexp.MustCompile(`(?:^|[$#>]\s*)(?:srun|salloc)\s+-`)
 
-// noGPUSymptoms are the signatures of a program finding no GPU at all.
-// In a Slurm job that asked for none, a framework's bare False
-// (framework.cuda_query_false) and 'nvidia-smi: command not found'
-// (nvml.library_not_found: a node without the driver, a CPU node) say
-// the same: the job runs where it was given no GPU, and installing a
-// driver as root on a batch node is not the user's fix.
-var noGPUSymptoms = map[string]bool{
-	"cuda.cuinit_no_device": true, "framework.torch_no_cuda_gpus": true, "smi.no_devices": true,
-	"tf.no_gpu_device": true, "tf.empty_gpu_list": true,
-	"framework.cuda_query_false": true, "nvml.library_not_found": true,
-}
+// noGPUSymptoms are the roles of a program finding no GPU at all. In a
+// Slurm job that asked for none, a framework's bare False
+// (roleCUDAQueryFalse) and 'nvidia-smi: command not found' (roleSMIMissing:
+// a node without the driver, a CPU node) say the same: the job runs where
+// it was given no GPU, and installing a driver as root on a batch node is
+// not the user's fix.
+var noGPUSymptoms = []*sigRole{roleNoCUDADevice, roleSMINoDevices, roleTFNoGPU, roleCUDAQueryFalse, roleSMIMissing}
 
 // slurmRequestShown: the paste shows the job's request itself, the job
 // script's #SBATCH lines or the srun/salloc command line (sbatch's
@@ -281,7 +277,7 @@ func reasonSlurmNoGPU(st *explainState) {
 		}
 	}
 	for _, d := range st.drafts {
-		if d.sig == nil || !noGPUSymptoms[d.sig.ID] || !d.symptom || d.severity != checks.SevError {
+		if !d.is(noGPUSymptoms...) || !d.symptom || d.severity != checks.SevError {
 			continue
 		}
 		d.cause = "scheduler_no_gpu_allocated"
@@ -391,8 +387,7 @@ func showsNvidiaInstall(d *draft) bool {
 	if d.sig == nil {
 		return false
 	}
-	switch d.sig.ID {
-	case "kernel.nouveau_active", "kernel.no_device_nodes", "nvml.library_not_found", "kernel.pcie_aer", "pcie.link_downgraded":
+	if d.is(roleNotAnInstall) {
 		return false
 	}
 	for _, p := range []string{"kernel.", "smi.", "nvml."} {
@@ -404,7 +399,7 @@ func showsNvidiaInstall(d *draft) bool {
 }
 
 func reasonNouveauWithoutNvidia(st *explainState) {
-	nouveau := st.draftsOf("kernel.nouveau_active")
+	nouveau := st.draftsOf(roleNouveauBound)
 	if len(nouveau) == 0 {
 		return
 	}
@@ -416,7 +411,7 @@ func reasonNouveauWithoutNvidia(st *explainState) {
 	if len(st.factValues("dkms_state")) > 0 || len(st.factValues("kernel_driver")) > 0 || len(st.factValues("driver_version")) > 0 {
 		return
 	}
-	absent := len(st.draftsOf("nvml.library_not_found")) > 0
+	absent := len(st.draftsOf(roleSMIMissing)) > 0
 	var lines []lineRef
 	for _, f := range st.factValues("pci_kernel_modules") {
 		for _, m := range strings.Split(f.values["pci_kernel_modules"], ",") {
@@ -535,17 +530,17 @@ func reasonGPUOnlyAsRoot(st *explainState) {
 }
 
 func reasonModuleNotFound(st *explainState) {
-	mods := st.draftsOf("kernel.module_not_found")
+	mods := st.draftsOf(roleModuleNotFound)
 	if len(mods) == 0 {
 		return
 	}
 	installed := len(st.factValues("dkms_state")) > 0 || len(st.factValues("kernel_driver")) > 0 || len(st.factValues("driver_version")) > 0
 	for _, d := range st.drafts {
-		if d.sig != nil && d.sig.ID != "kernel.module_not_found" && !strings.HasPrefix(d.sig.ID, "kernel.nouveau") && showsNvidiaInstall(d) {
+		if !d.is(roleModuleNotFound, roleNouveau) && showsNvidiaInstall(d) {
 			installed = true
 		}
 	}
-	noSMI := len(st.draftsOf("nvml.library_not_found")) > 0
+	noSMI := len(st.draftsOf(roleSMIMissing)) > 0
 	for _, d := range mods {
 		switch {
 		case installed:
@@ -605,10 +600,10 @@ func reasonNotAFault(st *explainState) {
 		}
 		var title, detail string
 		switch {
-		case d.sig.ID == "kernel.fallen_off_bus" && poweredOff && onlyValue(d, "rev_ff"):
+		case d.is(roleFallenOffBus) && poweredOff && onlyValue(d, "rev_ff"):
 			title = "lspci reads (rev ff) from a GPU that bbswitch powered off"
 			detail = "bbswitch has turned the discrete GPU off, and a powered-off device answers lspci with all ones, shown as '(rev ff)': no fault. Turn it on (Bumblebee's optirun/primusrun, or echo ON | sudo tee /proc/acpi/bbswitch) before using CUDA on it."
-		case d.sig.ID == "container.k8s_gpu_not_advertised" && advertised && onlyValue(d, "k8s_gpu_zero"):
+		case d.is(roleK8sGPUCountZero) && advertised && onlyValue(d, "k8s_gpu_zero"):
 			title = "A resource asks for nvidia.com/gpu: 0 while the paste shows GPUs advertised"
 			detail = "Another 'nvidia.com/gpu' line in the paste is not 0, so the device plugin advertises GPUs; this 0 is a pod's limit or request: that pod is given no GPU. Request nvidia.com/gpu: 1 (or more) in its limits if it needs one."
 		default:
@@ -630,10 +625,10 @@ func reasonNotAFault(st *explainState) {
 // started without GPU access gets no libcuda, and the runtime's error 35
 // there is the driver it does not see.
 func reasonError35ContainerWithoutGPUs(st *explainState) {
-	if len(st.draftsOf("container.run_without_gpus")) == 0 {
+	if len(st.draftsOf(roleContainerWithoutGPUs)) == 0 {
 		return
 	}
-	for _, d := range st.draftsOf("cuda.driver_insufficient") {
+	for _, d := range st.draftsOf(roleError35) {
 		if c, _ := d.evidence["context"].(string); d.symptom || c != "driver_version_shown" {
 			continue
 		}
@@ -646,7 +641,7 @@ func reasonError35ContainerWithoutGPUs(st *explainState) {
 // reasonPipPinNewerMinor: a pin conflict with a newer wheel of the same
 // major version is no proof the framework loads a library it cannot use.
 func reasonPipPinNewerMinor(st *explainState) {
-	for _, d := range st.draftsOf("pip.tf_dependency_conflict") {
+	for _, d := range st.draftsOf(rolePipPinConflict) {
 		if d.symptom {
 			continue
 		}
