@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -333,6 +334,10 @@ type explainState struct {
 	contexts  map[string][]lineRef
 	success   []hit
 	extra     map[*Signature]int
+	// openFailures, otherFailures: failure lines no signature explains
+	// (markOpenFailures), those a GPU problem can produce and the rest.
+	openFailures  []lineRef
+	otherFailures []lineRef
 }
 
 func (st *explainState) has(ctx string) bool { return len(st.contexts[ctx]) > 0 }
@@ -704,6 +709,7 @@ func explainHits(lib *library, hits []hit, extra map[*Signature]int, version str
 			st.addHit(h)
 		}
 	}
+	st.markOpenFailures(findingHits, known)
 	for _, r := range reasoners {
 		if r.Phase == phaseHits {
 			r.Run(st)
@@ -812,6 +818,9 @@ func (st *explainState) report() *Report {
 	var benignRoot *checks.Finding
 	switch {
 	case failing:
+	case hasBenign && len(st.openFailures) > 0:
+		// First: the headline is what the reader needs first.
+		findings = append([]checks.Finding{st.openFailureFinding()}, findings...)
 	case hasBenign:
 		f := st.benignFinding()
 		findings = append(findings, f)
@@ -1084,17 +1093,36 @@ func (st *explainState) factsFinding() *checks.Finding {
 }
 
 func (st *explainState) benignFinding() checks.Finding {
-	next := st.lib.causes["benign_warning_only"].Next
+	// The paste shows no failure (explain_benign.go): if the program does
+	// fail, its own output up to the error is what decides, before any
+	// framework's device query.
+	next := append([]string{benignFailingOutput}, st.lib.causes["benign_warning_only"].Next...)
 	title := "Only harmless messages: nothing in this log needs fixing"
 	if len(st.success) > 0 {
 		title = "Only harmless messages, and the GPU is in use"
 	}
+	seen := "and the log shows no failure"
+	ev := map[string]any{"ask_for": next}
+	if len(st.otherFailures) > 0 {
+		// The program's own error (explain_benign.go): the GPU messages
+		// are harmless, and the error is not theirs.
+		first := st.otherFailures[0]
+		title = "Only harmless GPU messages: the error at line " + strconv.Itoa(first.Line) + " is the program's own, not the GPU setup's"
+		seen = "and the error at line " + strconv.Itoa(first.Line) + " ('" + first.Text + "') names nothing of the GPU stack: as far as this log shows, it is the program's own (its code, its arguments, its Python), which the GPU setup does not explain"
+		var lines []lineRef
+		for _, l := range st.otherFailures {
+			if len(lines) < maxQuotedLines {
+				lines = append(lines, l)
+			}
+		}
+		ev["lines"] = lines
+	}
 	return checks.Finding{
 		ID: "explain.benign_only", Check: "explain.benign_only", Cause: "benign_warning_only", Severity: checks.SevInfo, Link: checks.LinkRuntime,
 		Title: title,
-		Detail: "Every recognised message is a known harmless notice (plugin registration, NUMA, CPU instructions, TensorRT, oneDNN). " +
-			"If the GPU is still not used, paste the output of: " + strings.Join(next, " ; "),
-		Evidence: map[string]any{"ask_for": next}, Fixes: []checks.Fix{},
+		Detail: "Every recognised message is a known harmless notice (" + st.benignNoticeNames() + "), " + seen + ". " +
+			"If the program still fails or does not use the GPU, paste: " + strings.Join(next, " ; "),
+		Evidence: ev, Fixes: []checks.Fix{},
 	}
 }
 

@@ -1,0 +1,209 @@
+package rules
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tfdoctor/doctor/checks"
+)
+
+// A paste whose recognised lines are all harmless notices reads as
+// "only harmless messages" (benign_warning_only) only when nothing else
+// in it shows a failure the notices could lead to. Unknown is not
+// absent: a line that shows a program failing (the context
+// failure_line, signatures/benign_notices.json) that no signature
+// explains is read in one of two ways.
+//
+//   - A crash (an abort, "core dumped", a segmentation fault, a fatal
+//     check, an uncaught C++ exception, a signal) or an error that names
+//     the GPU stack (CUDA, cuDNN, a device, the driver, a library, out of
+//     memory) keeps the answer open: no root cause, the line quoted, and
+//     a request for the output that would decide. A harmless notice never
+//     explains a failure after it; the failure it can lead to (Caffe's
+//     cuBLAS handle, then "Aborted (core dumped)") is the question.
+//   - Any other error (a SyntaxError, a ValueError about the program's
+//     own arguments, a tool's option error) is the program's own: the
+//     GPU messages are still only harmless ones, and the finding says
+//     that the error at that line lies outside the GPU setup as far as
+//     the log shows. That is how the threads such pastes come from end:
+//     harmless GPU notices next to an unrelated bug.
+//
+// Two ways a failure line is explained without a signature of its own:
+// a piece of a wrapped message a signature recognised (the pieces above
+// or below it, joined), and the traceback a harmless notice prints for
+// the import failure it caught, right below itself (stable-diffusion-
+// webui's "Cannot import xformers", then the ModuleNotFoundError). A
+// traceback's header counts only when no exception line follows it (a
+// paste cut short).
+
+// pyTracebackRE is the header of a Python traceback.
+var pyTracebackRE = regexp.MustCompile(`Traceback \(most recent call last\)`)
+
+// pyExceptionLineRE is the line that ends a Python traceback: the
+// exception's (dotted) class name at the start of the line.
+var pyExceptionLineRE = regexp.MustCompile(`^\W{0,3}(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b`)
+
+// pyImportErrorRE is the exception line of a failed import.
+var pyImportErrorRE = regexp.MustCompile(`^\W{0,3}(?:[A-Za-z_]\w*\.)*(?:ModuleNotFound|Import)Error\b`)
+
+// gpuFailureRE marks a failure line that a GPU problem can produce: a
+// crash, or an error that names the GPU stack.
+var gpuFailureRE = regexp.MustCompile(`(?i)cuda|cudnn|cublas|curand|cufft|cusolver|cusparse|nccl|nvrtc|nvml|nvidia|nvcc|ptxas|tensorrt|\btrt\b|\bgpus?\b|device|driver|out of memory|\boom\b|\blib\w+\.so|\.dll\b|shared object|core dumped|aborted|segmentation fault|illegal instruction|bus error|\bkilled\b|terminate called|check fail|fatal|signal|\bsig[a-z]{3,4}\b`)
+
+// markOpenFailures sorts the failure lines no finding signature explains
+// into openFailures (they keep the answer open) and otherFailures (the
+// program's own errors). hits are the finding hits of the specific
+// signatures (not broad), known their lines and the source lines a
+// traceback quotes.
+func (st *explainState) markOpenFailures(hits []hit, known map[int]bool) {
+	fails := append([]lineRef(nil), st.contexts["failure_line"]...)
+	if len(fails) == 0 {
+		return
+	}
+	sort.SliceStable(fails, func(i, j int) bool { return fails[i].Line < fails[j].Line })
+	texts := map[int][]string{}
+	for _, h := range hits {
+		if h.sig.Tier != TierBroad {
+			texts[h.line] = append(texts[h.line], h.text)
+		}
+	}
+	noticeTraceback := false
+	for i, f := range fails {
+		if known[f.Line] || wrappedPieceOfKnown(f, texts) {
+			continue
+		}
+		if pyTracebackRE.MatchString(f.Text) {
+			noticeTraceback = known[f.Line-1] && st.benignLine(f.Line-1)
+			if noticeTraceback || exceptionAfter(fails[i+1:]) {
+				continue
+			}
+		} else if pyExceptionLineRE.MatchString(f.Text) {
+			inNotice := noticeTraceback
+			noticeTraceback = false
+			if inNotice && pyImportErrorRE.MatchString(f.Text) {
+				continue
+			}
+		}
+		if gpuFailureRE.MatchString(f.Text) {
+			st.openFailures = append(st.openFailures, f)
+		} else {
+			st.otherFailures = append(st.otherFailures, f)
+		}
+	}
+}
+
+// exceptionAfter reports whether an exception line ends the traceback
+// whose header came before fails.
+func exceptionAfter(fails []lineRef) bool {
+	for _, f := range fails {
+		if pyTracebackRE.MatchString(f.Text) {
+			return false
+		}
+		if pyExceptionLineRE.MatchString(f.Text) {
+			return true
+		}
+	}
+	return false
+}
+
+// wrappedPieceOfKnown reports whether the failure line is a piece of a
+// wrapped message a signature recognised: a joined hit that starts a few
+// lines above holds it, or it is a long piece (cut at the terminal's
+// width) whose continuation right below is a recognised line.
+func wrappedPieceOfKnown(f lineRef, texts map[int][]string) bool {
+	piece := strings.TrimSpace(f.Text)
+	if piece == "" {
+		return false
+	}
+	for k := f.Line - wrapMaxPieces + 1; k < f.Line; k++ {
+		for _, t := range texts[k] {
+			if strings.Contains(t, piece) {
+				return true
+			}
+		}
+	}
+	if len(f.Text) >= wrapMinPiece {
+		for _, t := range texts[f.Line+1] {
+			if !startsRecord(t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// benignLine reports whether a harmless notice matched the line (the
+// signature's mark: drafts are resolved later).
+func (st *explainState) benignLine(line int) bool {
+	for _, d := range st.drafts {
+		if d.sig == nil || !d.sig.Benign {
+			continue
+		}
+		for _, l := range d.lines {
+			if l.Line == line {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// openFailureFinding is the answer when every recognised message is
+// harmless but the paste shows a failure nothing recognised explains.
+func (st *explainState) openFailureFinding() checks.Finding {
+	var lines []lineRef
+	for _, l := range st.openFailures {
+		if len(lines) < maxQuotedLines {
+			lines = append(lines, l)
+		}
+	}
+	next := []string{
+		"the complete output of the failing command, from its start to the error (2>&1)",
+		"nvidia-smi",
+		"python -m pip list | grep -i -e torch -e tensorflow -e jax -e nvidia",
+	}
+	first := lines[0]
+	return checks.Finding{
+		ID: "explain.unexplained_failure", Check: "explain.unexplained_failure", Cause: "healthy", Severity: checks.SevInfo, Link: checks.LinkRuntime,
+		Title: "Only harmless notices are recognised, but line " + strconv.Itoa(first.Line) + " shows a failure they do not explain",
+		Detail: "Every recognised message is a known harmless notice, but line " + strconv.Itoa(first.Line) + " shows a failure no known message explains ('" +
+			strings.TrimSpace(first.Text) + "'): the notices are not its cause, and the log does not say what is. To decide, paste: " + strings.Join(next, " ; "),
+		Skipped:  true,
+		Evidence: map[string]any{"lines": lines, "occurrences": len(st.openFailures), "ask_for": next},
+		Fixes:    []checks.Fix{},
+	}
+}
+
+// benignFailingOutput is what a paste of harmless notices is asked for
+// first: the failing program's own output, when there is a failure.
+const benignFailingOutput = "the failing program's complete output, from its start to the error (2>&1), if it fails"
+
+// benignNoticeNames names the harmless notices the paste shows, by their
+// titles without the "(harmless...)" tail, in order of first line.
+func (st *explainState) benignNoticeNames() string {
+	type notice struct {
+		line  int
+		title string
+	}
+	var ns []notice
+	seen := map[string]bool{}
+	for _, d := range st.drafts {
+		if !d.benign || d.sig == nil || seen[d.sig.ID] {
+			continue
+		}
+		seen[d.sig.ID] = true
+		t := d.sig.Title
+		if i := strings.LastIndex(t, " ("); i > 0 && strings.Contains(t[i:], "harmless") {
+			t = t[:i]
+		}
+		ns = append(ns, notice{d.firstLine, t})
+	}
+	sort.SliceStable(ns, func(i, j int) bool { return ns[i].line < ns[j].line })
+	names := make([]string, 0, len(ns))
+	for _, n := range ns {
+		names = append(names, n.title)
+	}
+	return strings.Join(names, "; ")
+}

@@ -1,0 +1,138 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestBenignNoticeFamilies: each harmless-notice family of
+// signatures/benign_notices.json, in the wordings its sources print, is
+// read as only harmless messages when nothing else is in the paste.
+func TestBenignNoticeFamilies(t *testing.T) {
+	for _, log := range []string{
+		// Theano, old CUDA backend (with and without the CNMeM/cuDNN tail).
+		"Using gpu device 0: GeForce GTX 960 (CNMeM is disabled, cuDNN 5005)\n",
+		"Using gpu device 1: Tesla K80\n",
+		// Theano gpuarray backend.
+		"Mapped name None to device cuda0: GeForce GTX 1080 Ti (0000:02:00.0)\nUsing cuDNN version 7005 on context None\n",
+		// Caffe's device banner.
+		"I0731 17:34:50.123456 20328 caffe.cpp:218] Using GPUs 0, 1\nI0731 17:34:50.223456 20328 caffe.cpp:223] GPU 0: GeForce GTX 1080\n",
+		// Caffe's cuRAND generator, glog ERROR level.
+		"E0706 15:34:09.373869 10996 common.cpp:126] Cannot create Curand generator. Curand won't be available.\n",
+		// TensorRT's workspace hint, bare and with trtexec's prefixes.
+		"Some tactics do not have sufficient workspace memory to run. Increasing workspace size may increase performance, please check verbose output.\n",
+		"[TensorRT] INFO: Some tactics do not have sufficient workspace memory to run. Increasing workspace size may increase performance, please check verbose output.\n",
+		// xFormers without Triton (Windows), a typo of the paste kept.
+		"A matching Triton is not available, some optimizations wilt not be enabled.\nError caught was: No module named 'triton'\n",
+		// Applications' and DINOv2's xFormers fallback notices.
+		"xformers not available, using standard attention\n",
+		"/site-packages/dinov2/layers/attention.py:33: UserWarning: xFormers is not available (Attention)\n",
+		// kmcuda's peer-access warnings.
+		"warning: p2p 2 <-> 1 is impossible\nwarning: failed to enable p2p on gpu #2: peer access is not supported between these two devices\n",
+		// One nvidia-smi sensor unread.
+		"| N/A   29C    P0   ERR! / 250W |    593MiB / 16160MiB |      0%      Default |\n",
+	} {
+		r := ExplainText(log)
+		if r.RootCause == nil || r.RootCause.Cause != "benign_warning_only" {
+			t.Errorf("%q: root %+v, want benign_warning_only", log, r.RootCause)
+		}
+	}
+}
+
+// TestBenignNoticeNotTheFailure: the same texts where they are part of a
+// failure are not harmless notices.
+func TestBenignNoticeNotTheFailure(t *testing.T) {
+	for _, log := range []string{
+		// NCCL stops on the peer-access error: not kmcuda's warning.
+		"transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'\n",
+		// Several unread cells: a GPU in a bad state (smi.err_sensors).
+		"| ERR!   52C    P2   ERR! / 250W |   9050MiB / 11178MiB |     ERR!      Default |\n",
+	} {
+		r := ExplainText(log)
+		if r.RootCause != nil && r.RootCause.Cause == "benign_warning_only" {
+			t.Errorf("%q: read as only harmless messages", log)
+		}
+	}
+}
+
+// TestBenignThenFailure: a harmless notice stops being the answer when
+// the paste shows a failure after it that no signature explains. A crash
+// or an error of the GPU stack keeps the answer open (no root cause, the
+// failure quoted first); the program's own error leaves the GPU messages
+// harmless and says where the error is.
+func TestBenignThenFailure(t *testing.T) {
+	curand := "E0731 17:34:52.653252 20328 common.cpp:110] Cannot create Curand generator. Curand won't be available.\n"
+	banner := "I0731 17:34:50.123456 20328 caffe.cpp:218] Using GPUs 0\n"
+	hint := "[09/20/2025-06:15:06] [TRT] [I] Some tactics do not have sufficient workspace memory to run. Increasing workspace size may increase performance, please check verbose output.\n"
+	triton := "A matching Triton is not available, some optimizations will not be enabled.\nError caught was: No module named 'triton'\n"
+	for _, c := range []struct {
+		name, log string
+		open      bool // no root cause, the failure quoted
+		own       int  // benign, the program's own error at this line
+	}{
+		{"abort after curand", banner + curand + "./train.sh: line 1: 20354 Aborted                 (core dumped) ../../build/tools/caffe train\n", true, 0},
+		{"segfault after banner", banner + "Segmentation fault (core dumped)\n", true, 0},
+		{"glog check after curand", curand + "F0731 17:34:53.000000 20328 syncedmem.cpp:71] Check failed: error == cudaSuccess (30 vs. 0)  unknown error\n", true, 0},
+		{"trt build error after hint", hint + "[09/20/2025-06:15:07] [TRT] [E] 10: [optimizer.cpp::computeCosts::1855] Error Code 10: Internal Error (Could not find any implementation for node conv1.)\n", true, 0},
+		{"cuda exception after triton", triton + "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    main()\nRuntimeError: CUDA error: misaligned address\n", true, 0},
+		{"exit by signal after hint", hint + "Process finished with exit code 134 (interrupted by signal 6: SIGABRT)\n", true, 0},
+		{"own ValueError after triton", triton + "Traceback (most recent call last):\n  File \"train_network.py\", line 12, in <module>\n    main(args)\nValueError: resolution must be divisible by 64\n", false, 6},
+		{"own SyntaxError after banner", "Using gpu device 0: GeForce GTX 960 (CNMeM is disabled, cuDNN 5005)\n  File \"<string>\", line 1\nSyntaxError: invalid syntax\n", false, 3},
+		// The notice's own caught import failure, printed below it.
+		{"notice prints its import traceback", "Cannot import xformers\nTraceback (most recent call last):\n  File \"modules/sd_hijack_optimizations.py\", line 18, in <module>\n    import xformers.ops\nModuleNotFoundError: No module named 'xformers.ops'\n", false, 0},
+	} {
+		r := ExplainText(c.log)
+		switch {
+		case c.open:
+			// A signature may know the failure itself (then it is the
+			// answer); what must not happen is "only harmless messages".
+			if r.RootCause != nil {
+				if r.RootCause.Cause == "benign_warning_only" {
+					t.Errorf("%s: read as only harmless messages", c.name)
+				}
+				continue
+			}
+			f := r.Findings[0]
+			lines, _ := f.Evidence["lines"].([]lineRef)
+			if f.ID != "explain.unexplained_failure" || len(lines) == 0 || !f.Skipped {
+				t.Errorf("%s: first finding %s %v, want explain.unexplained_failure quoting the failure", c.name, f.ID, lines)
+			}
+		default:
+			if r.RootCause == nil || r.RootCause.Cause != "benign_warning_only" {
+				t.Errorf("%s: root %+v, want benign_warning_only", c.name, r.RootCause)
+				continue
+			}
+			var title string
+			for _, f := range r.Findings {
+				if f.ID == "explain.benign_only" {
+					title = f.Title
+				}
+			}
+			mentions := strings.Contains(title, "the error at line")
+			if mentions != (c.own > 0) || (c.own > 0 && !strings.Contains(title, fmt.Sprintf("line %d ", c.own))) {
+				t.Errorf("%s: title %q, want the program's own error at line %d", c.name, title, c.own)
+			}
+		}
+	}
+}
+
+// TestBenignAsksForTheFailingOutput: a paste of harmless notices only
+// names them, and asks first for the failing program's own output.
+func TestBenignAsksForTheFailingOutput(t *testing.T) {
+	r := ExplainText("Using gpu device 0: Tesla K80\nSome tactics do not have sufficient workspace memory to run. Increasing workspace size may increase performance, please check verbose output.\n")
+	for _, f := range r.Findings {
+		if f.ID != "explain.benign_only" {
+			continue
+		}
+		ask, _ := f.Evidence["ask_for"].([]string)
+		if len(ask) == 0 || ask[0] != benignFailingOutput {
+			t.Errorf("ask_for %q: want the failing output first", ask)
+		}
+		if !strings.Contains(f.Detail, "start-up banner") || !strings.Contains(f.Detail, "TensorRT") || strings.Contains(f.Detail, "oneDNN") {
+			t.Errorf("detail %q: want the notices seen, not a fixed list", f.Detail)
+		}
+		return
+	}
+	t.Errorf("no benign finding: %+v", r.RootCause)
+}
