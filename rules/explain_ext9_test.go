@@ -235,6 +235,25 @@ var ext9Cases = []ext9Case{
 		log:        "/home/u/proj/train.lua:12: attempt to call a nil value",
 		notFinding: []string{"lua.torch_rock_load_failed"},
 	},
+	{
+		name:  "tf_custom_op_other_tf",
+		log:   "tensorflow.python.framework.errors_impl.NotFoundError: ./zero_out.so: undefined symbol: _ZN10tensorflow8internal21CheckOpMessageBuilder9NewStringEv",
+		cause: "framework_import_failed", root: "framework.tf_custom_op_built_for_other_tf",
+		notFinding: []string{"broad.compiled_module_unloadable"},
+	},
+	{
+		name:    "openmmlab_version_assert",
+		log:     "AssertionError: MMCV==1.6.0 is used but incompatible. Please install mmcv>=1.3.17, <=1.5.0.",
+		cause:   "framework_import_failed",
+		root:    "framework.openmmlab_version_assert",
+		decided: true,
+	},
+	{
+		// The traceback quotes the assert's source: no version there.
+		name:       "openmmlab_source_line_alone",
+		log:        "    f'MMCV=={mmcv.__version__} is used but incompatible. ' \\",
+		notFinding: []string{"framework.openmmlab_version_assert"},
+	},
 }
 
 func TestExt9CompiledModules(t *testing.T) {
