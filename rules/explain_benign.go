@@ -176,6 +176,66 @@ func (st *explainState) openFailureFinding() checks.Finding {
 	}
 }
 
+func init() {
+	reasoners = append(reasoners, &reasoner{
+		ID: "explain.survived_warning", Title: "A warning the program ran on past, on the GPU", Link: checks.LinkRuntime, Phase: phaseFindings,
+		Causes: []string{"benign_warning_only"},
+		Doc: `A framework's warning that an optional part did not load (xFormers: 'xFormers can't
+load C++/CUDA extensions. xFormers was built for: PyTorch X with CUDA N (you have Y)')
+says what is mismatched, not that the program failed: xFormers goes on without its
+kernels, and the program fails only where it then calls one of them ('No operator found
+for memory_efficient_attention_forward'). What decides is what the paste shows after
+the warning: the GPU in use (a framework's device line, an application's 'Device:
+cuda:0 ...') and no failure anywhere makes the warning harmless for this run (the
+version pair is still worth aligning for xFormers' speed); any failure, recognised or
+not, leaves the mismatch the finding; so does a bare warning with nothing after it, and
+a CPU-only PyTorch ('you have 2.1.2+cpu') is a fault whatever follows.`,
+		Run: reasonSurvivedWarning,
+	})
+}
+
+// reasonSurvivedWarning makes the survivable warnings harmless where the
+// paste shows the GPU in use after them and nothing failing.
+func reasonSurvivedWarning(st *explainState) {
+	ws := st.draftsOf(roleSurvivableWarning)
+	if len(ws) == 0 || len(st.openFailures) > 0 || len(st.otherFailures) > 0 {
+		return
+	}
+	last := 0
+	for _, d := range ws {
+		if strings.EqualFold(d.values["have_local"], "cpu") || d.cause != d.sig.Cause {
+			return // a CPU-only PyTorch, or a case that named another cause
+		}
+		for _, l := range d.lines {
+			if l.Line > last {
+				last = l.Line
+			}
+		}
+	}
+	for _, d := range st.drafts {
+		if !d.is(roleSurvivableWarning) && (d.severity == checks.SevError || d.severity == checks.SevWarning) {
+			return
+		}
+	}
+	var used *hit
+	for i := range st.success {
+		if st.success[i].line > last {
+			used = &st.success[i]
+			break
+		}
+	}
+	if used == nil {
+		return
+	}
+	for _, d := range ws {
+		d.severity, d.cause, d.benign = checks.SevInfo, "benign_warning_only", true
+		d.symptom, d.noFix, d.next, d.fixes, d.onlyFixes = false, true, nil, nil, true
+		d.title = "A warning the program ran on past: " + d.title + " (harmless in this run)"
+		d.note("Line %d, after it, shows the GPU in use ('%s') and nothing in the paste fails: the program went on without the part that did not load. Align the versions only for its speed; if a later run fails where it calls that part, that failure decides.", used.line, quote(*used).Text)
+		d.reasons = append(d.reasons, "explain.survived_warning")
+	}
+}
+
 // benignFailingOutput is what a paste of harmless notices is asked for
 // first: the failing program's own output, when there is a failure.
 const benignFailingOutput = "the failing program's complete output, from its start to the error (2>&1), if it fails"

@@ -136,3 +136,31 @@ func TestBenignAsksForTheFailingOutput(t *testing.T) {
 	}
 	t.Errorf("no benign finding: %+v", r.RootCause)
 }
+
+// TestXformersWarningSurvived: xFormers' built-for-another-PyTorch warning
+// is harmless where the paste shows the GPU in use after it and nothing
+// failing; a failure, a bare warning, GPU use only before it and a
+// CPU-only PyTorch leave it a finding.
+func TestXformersWarningSurvived(t *testing.T) {
+	warn := "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.4.0+cu121 with CUDA 1201 (you have 2.3.1+cu121)\n    Python  3.10.14 (you have 3.10.12)\n"
+	cpu := "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)\n"
+	used := "Device: cuda:0 NVIDIA GeForce RTX 4090 : cudaMallocAsync\n"
+	for _, c := range []struct {
+		name, log, want string
+	}{
+		{"GPU used after", warn + used, "benign_warning_only"},
+		{"GPU used after, then xFormers op fails", warn + used + "Traceback (most recent call last):\n  File \"sample.py\", line 9, in <module>\n    out = xops.memory_efficient_attention(q, k, v)\nNotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n", "cuda_version_mismatch_tf_build"},
+		{"bare warning", warn, "cuda_version_mismatch_tf_build"},
+		{"GPU used only before", used + warn, "cuda_version_mismatch_tf_build"},
+		{"CPU-only PyTorch", cpu + used, "framework_cpu_only_build"},
+	} {
+		r := ExplainText(c.log)
+		got := "none"
+		if r.RootCause != nil {
+			got = r.RootCause.Cause
+		}
+		if got != c.want {
+			t.Errorf("%s: root %s, want %s", c.name, got, c.want)
+		}
+	}
+}

@@ -171,6 +171,10 @@ var (
 	roleCCOtherFramework = newRole("cc_other_framework", KindFinding, false,
 		`A compute-capability failure worded by another framework than TensorFlow: TensorFlow's known failures on a GPU say nothing about it (explain.blackwell).`)
 
+	// Warnings a program runs on past (explain_benign.go).
+	roleSurvivableWarning = newRole("survivable_warning", KindFinding, false,
+		`A framework's warning that an optional part did not load, after which the program goes on without it (xFormers' kernels built for another PyTorch): harmless where the paste shows the GPU in use after it and nothing failing, not where the installed PyTorch is a CPU build (value 'have_local' 'cpu') (explain.survived_warning).`)
+
 	// Python packages.
 	rolePipPinConflict = newRole("pip_pin_conflict", KindFinding, false,
 		`pip's dependency conflict with a pin, values 'spec' and 'installed_version': a newer release of the same major version is undecided (explain.pip_pin_newer_minor).`)
