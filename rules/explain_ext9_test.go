@@ -254,6 +254,35 @@ var ext9Cases = []ext9Case{
 		log:        "    f'MMCV=={mmcv.__version__} is used but incompatible. ' \\",
 		notFinding: []string{"framework.openmmlab_version_assert"},
 	},
+	{
+		// torchvision's image extension warning stays harmless, as
+		// torchvision says, even when it quotes a torch symbol.
+		name:       "torchvision_image_extension_warning",
+		log:        "/usr/lib/python3/dist-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: '/usr/lib/python3/dist-packages/torchvision/image.so: undefined symbol: _ZN3c1017RegisterOperatorsD1Ev'If you don't plan on using image functionality from torchvision.io, you can ignore this warning.",
+		cause:      "benign_warning_only",
+		notFinding: []string{"framework.extension_built_for_other_torch", "broad.compiled_module_unloadable"},
+	},
+	{
+		name:  "jit_extension_not_built",
+		log:   "ImportError: /root/.cache/torch_extensions/py310_cu121/fused_adam/fused_adam.so: cannot open shared object file: No such file or directory",
+		cause: "framework_import_failed", root: "framework.extension_not_built",
+	},
+	{
+		name:  "operator_not_registered",
+		log:   "RuntimeError: No such operator detectron2::nms_rotated",
+		cause: "framework_import_failed", root: "framework.extension_not_built",
+	},
+	{
+		name:  "old_torchvision_no_such_operator",
+		log:   "RuntimeError: No such operator torchvision::nms",
+		cause: "framework_import_failed", root: "framework.torchvision_ops_unloadable",
+		notFinding: []string{"framework.extension_not_built"},
+	},
+	{
+		name:  "mmdet_ops_not_compiled",
+		log:   "ImportError: cannot import name 'deform_conv_cuda' from 'mmdet.ops.dcn' (/home/u/mmdetection/mmdet/ops/dcn/__init__.py)",
+		cause: "framework_import_failed", root: "framework.extension_not_built",
+	},
 }
 
 func TestExt9CompiledModules(t *testing.T) {
