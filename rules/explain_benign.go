@@ -111,7 +111,8 @@ func exceptionAfter(fails []lineRef) bool {
 // wrappedPieceOfKnown reports whether the failure line is a piece of a
 // wrapped message a signature recognised: a joined hit that starts a few
 // lines above holds it, or it is a long piece (cut at the terminal's
-// width) whose continuation right below is a recognised line.
+// width) whose continuation right below (continuesAbove) is a recognised
+// line.
 func wrappedPieceOfKnown(f lineRef, texts map[int][]string) bool {
 	piece := strings.TrimSpace(f.Text)
 	if piece == "" {
@@ -126,12 +127,23 @@ func wrappedPieceOfKnown(f lineRef, texts map[int][]string) bool {
 	}
 	if len(f.Text) >= wrapMinPiece {
 		for _, t := range texts[f.Line+1] {
-			if !startsRecord(t) {
+			if continuesAbove(t) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// continuesAbove reports whether a line reads as the continuation of the
+// one above (indented, or starting mid-sentence in lower case), not as a
+// message of its own.
+func continuesAbove(t string) bool {
+	if t == "" || startsRecord(t) {
+		return false
+	}
+	c := t[0]
+	return c == ' ' || c == '\t' || (c >= 'a' && c <= 'z')
 }
 
 // benignLine reports whether a harmless notice matched the line (the

@@ -32,6 +32,18 @@ func TestBenignNoticeFamilies(t *testing.T) {
 		"warning: p2p 2 <-> 1 is impossible\nwarning: failed to enable p2p on gpu #2: peer access is not supported between these two devices\n",
 		// One nvidia-smi sensor unread.
 		"| N/A   29C    P0   ERR! / 250W |    593MiB / 16160MiB |      0%      Default |\n",
+		// Performance hints: MXNet's cuDNN autotuning, DDP, XLA's timer.
+		"[10:21:23] src/operator/nn/./cudnn/./cudnn_algoreg-inl.h:97: Running performance tests to find the best convolution algorithm, this can take a while... (set the environment variable MXNET_CUDNN_AUTOTUNE_DEFAULT to 0 to disable)\n",
+		"UserWarning: Grad strides do not match bucket view strides. This may indicate grad was not created according to the gradient layout contract.  This is not an error, but may impair performance.\n",
+		"W external/local_xla/xla/stream_executor/gpu/gpu_timer.cc:123] Delay kernel timed out: measured time has sub-optimal accuracy.\n",
+		// TensorFlow's input pipeline cleaned up at exit.
+		"W tensorflow/core/kernels/data/generator_dataset_op.cc:108] Error occurred when finalizing GeneratorDataset iterator: FAILED_PRECONDITION: Python interpreter state is not initialized. The process may be terminated.\n",
+		// TensorRT's information and ONNX-parser notices.
+		"[TensorRT] INFO: Detected 1 inputs and 1 output network tensors.\n[TRT] [W] onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, while TensorRT does not natively support INT64. Attempting to cast down to INT32.\n",
+		// NCCL's INFO lines: 'No device found' is InfiniBand's, not a GPU.
+		"host:1:1 [0] NCCL INFO NET/IB : No device found.\n",
+		// ONNX Runtime retrying on CUDA after the TensorRT provider failed.
+		"EP Error /onnxruntime_src/onnxruntime/python/onnxruntime_pybind_state.cc:456 TensorRT EP could not be created. when using ['TensorrtExecutionProvider', 'CUDAExecutionProvider', 'CPUExecutionProvider']\nFalling back to ['CUDAExecutionProvider', 'CPUExecutionProvider'] and retrying.\n",
 	} {
 		r := ExplainText(log)
 		if r.RootCause == nil || r.RootCause.Cause != "benign_warning_only" {
@@ -48,6 +60,14 @@ func TestBenignNoticeNotTheFailure(t *testing.T) {
 		"transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'\n",
 		// Several unread cells: a GPU in a bad state (smi.err_sensors).
 		"| ERR!   52C    P2   ERR! / 250W |   9050MiB / 11178MiB |     ERR!      Default |\n",
+		// The same fallback after the CUDA provider's own failure.
+		"EP Error D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\cuda\\cuda_call.cc:121 onnxruntime::CudaCall CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version ; GPU=-1 when using ['TensorrtExecutionProvider', 'CUDAExecutionProvider', 'CPUExecutionProvider']\nFalling back to ['CUDAExecutionProvider', 'CPUExecutionProvider'] and retrying.\n",
+		// An EP Error nothing recognises stays open.
+		"EP Error /onnxruntime_src/onnxruntime/core/providers/cuda/cuda_call.cc:122 something new when using ['TensorrtExecutionProvider', 'CUDAExecutionProvider']\nFalling back to ['CUDAExecutionProvider', 'CPUExecutionProvider'] and retrying.\n",
+		// trtexec failing after its INFO lines.
+		"[01/11/2024-14:50:34] [I] Finish parsing network model\n[01/11/2024-14:50:34] [E] Network And Config setup failed\n&&&& FAILED TensorRT.trtexec [TensorRT v8503] # trtexec --onnx=./best.onnx\n",
+		// NCCL's own warning is not an INFO line.
+		"host:1:1 [0] NCCL WARN Cuda failure 'out of memory'\n",
 	} {
 		r := ExplainText(log)
 		if r.RootCause != nil && r.RootCause.Cause == "benign_warning_only" {
