@@ -201,11 +201,15 @@ func headline(r *rules.Report, root *checks.Finding, p palette) string {
 		return fmt.Sprintf("%s %s %s", p.cyan("i"), root.Title, p.faint("["+root.Cause+"]"))
 	}
 	if r.Source == "log" {
+		// What could not be judged comes first: a fact read from the log
+		// is no answer when a failure beside it is not explained.
 		for _, f := range r.Findings {
-			switch {
-			case f.Severity == checks.SevInfo && f.Skipped: // nothing could be judged
+			if f.Severity == checks.SevInfo && f.Skipped {
 				return p.yellow("?") + " " + f.Title + "."
-			case f.Severity == checks.SevInfo:
+			}
+		}
+		for _, f := range r.Findings {
+			if f.Severity == checks.SevInfo {
 				return p.green("✓") + " " + f.Title + "."
 			}
 		}

@@ -820,11 +820,15 @@ func (st *explainState) report() *Report {
 	case failing:
 	case hasBenign && len(st.openFailures) > 0:
 		// First: the headline is what the reader needs first.
-		findings = append([]checks.Finding{st.openFailureFinding()}, findings...)
+		findings = append([]checks.Finding{st.openFailureFinding(st.openFailures, true)}, findings...)
 	case hasBenign:
 		f := st.benignFinding()
 		findings = append(findings, f)
 		benignRoot = &f
+	case len(st.openFailures)+len(st.otherFailures) > 0 && (len(st.success) > 0 || st.recognisedOutput() || len(ds) > 0):
+		// What was recognised shows no problem, but the paste fails
+		// where nothing recognised explains it (explain_benign.go).
+		findings = append([]checks.Finding{st.openFailureFinding(st.allFailures(), false)}, findings...)
 	case len(st.success) == 0 && !st.recognisedOutput() && len(ds) == 0:
 		findings = append(findings, st.unrecognisedFinding())
 	case len(st.success) == 0:

@@ -162,11 +162,20 @@ func (st *explainState) benignLine(line int) bool {
 	return false
 }
 
-// openFailureFinding is the answer when every recognised message is
-// harmless but the paste shows a failure nothing recognised explains.
-func (st *explainState) openFailureFinding() checks.Finding {
+// allFailures is every failure line no signature explains, in line order.
+func (st *explainState) allFailures() []lineRef {
+	out := append(append([]lineRef(nil), st.openFailures...), st.otherFailures...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out
+}
+
+// openFailureFinding is the answer when what was recognised is harmless
+// (notices: true) or shows no problem (a device table, versions, the
+// GPU in use), but the paste shows a failure nothing recognised
+// explains: no root cause, the failure quoted, and what would decide.
+func (st *explainState) openFailureFinding(fails []lineRef, notices bool) checks.Finding {
 	var lines []lineRef
-	for _, l := range st.openFailures {
+	for _, l := range fails {
 		if len(lines) < maxQuotedLines {
 			lines = append(lines, l)
 		}
@@ -177,13 +186,20 @@ func (st *explainState) openFailureFinding() checks.Finding {
 		"python -m pip list | grep -i -e torch -e tensorflow -e jax -e nvidia",
 	}
 	first := lines[0]
+	n := strconv.Itoa(first.Line)
+	title := "Only harmless notices are recognised, but line " + n + " shows a failure they do not explain"
+	seen := "Every recognised message is a known harmless notice"
+	if !notices {
+		title = "Line " + n + " shows a failure that nothing recognised in the log explains"
+		seen = "What was recognised (versions, device tables, the GPU in use) shows no problem"
+	}
 	return checks.Finding{
 		ID: "explain.unexplained_failure", Check: "explain.unexplained_failure", Cause: "healthy", Severity: checks.SevInfo, Link: checks.LinkRuntime,
-		Title: "Only harmless notices are recognised, but line " + strconv.Itoa(first.Line) + " shows a failure they do not explain",
-		Detail: "Every recognised message is a known harmless notice, but line " + strconv.Itoa(first.Line) + " shows a failure no known message explains ('" +
-			strings.TrimSpace(first.Text) + "'): the notices are not its cause, and the log does not say what is. To decide, paste: " + strings.Join(next, " ; "),
+		Title: title,
+		Detail: seen + ", but line " + n + " shows a failure no known message explains ('" +
+			strings.TrimSpace(first.Text) + "'): what was recognised is not its cause, and the log does not say what is. To decide, paste: " + strings.Join(next, " ; "),
 		Skipped:  true,
-		Evidence: map[string]any{"lines": lines, "occurrences": len(st.openFailures), "ask_for": next},
+		Evidence: map[string]any{"lines": lines, "occurrences": len(fails), "ask_for": next},
 		Fixes:    []checks.Fix{},
 	}
 }

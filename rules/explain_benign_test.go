@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/tfdoctor/doctor/checks"
 )
 
 // TestBenignNoticeFamilies: each harmless-notice family of
@@ -113,10 +115,13 @@ func TestBenignThenFailure(t *testing.T) {
 				}
 				continue
 			}
-			f := r.Findings[0]
-			lines, _ := f.Evidence["lines"].([]lineRef)
-			if f.ID != "explain.unexplained_failure" || len(lines) == 0 || !f.Skipped {
-				t.Errorf("%s: first finding %s %v, want explain.unexplained_failure quoting the failure", c.name, f.ID, lines)
+			f := findingByID(r, "explain.unexplained_failure")
+			if f == nil {
+				t.Errorf("%s: no explain.unexplained_failure", c.name)
+				continue
+			}
+			if lines, _ := f.Evidence["lines"].([]lineRef); len(lines) == 0 || !f.Skipped {
+				t.Errorf("%s: %v, want the failure quoted, not judged", c.name, lines)
 			}
 		default:
 			if r.RootCause == nil || r.RootCause.Cause != "benign_warning_only" {
@@ -183,4 +188,43 @@ func TestXformersWarningSurvived(t *testing.T) {
 			t.Errorf("%s: root %s, want %s", c.name, got, c.want)
 		}
 	}
+}
+
+// TestNoProblemSeenButFailing: a paste whose recognised output shows no
+// problem (a version, a device list, the GPU in use) but that fails where
+// nothing recognised explains it does not say "no problem": no root
+// cause, the failure quoted first.
+func TestNoProblemSeenButFailing(t *testing.T) {
+	for _, log := range []string{
+		"torch.cuda.is_available(): True\nTraceback (most recent call last):\n  File \"train.py\", line 4, in <module>\n    model(x)\nRuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n",
+		"Python 3.10.12\n$ python app.py\nAttributeError: /opt/cuda-12.1/lib64/stubs/libcuda.so: undefined symbol: _undef\n",
+	} {
+		r := ExplainText(log)
+		if r.RootCause != nil {
+			t.Errorf("%q: root %s, want none", log, r.RootCause.Cause)
+			continue
+		}
+		f := findingByID(r, "explain.unexplained_failure")
+		if f == nil {
+			t.Errorf("%q: no explain.unexplained_failure", log)
+			continue
+		}
+		if lines, _ := f.Evidence["lines"].([]lineRef); len(lines) == 0 || !strings.HasPrefix(f.Title, "Line ") {
+			t.Errorf("%q: %q %v, want the failure quoted", log, f.Title, lines)
+		}
+		for _, g := range r.Findings {
+			if g.ID == "explain.no_problem_seen" {
+				t.Errorf("%q: still says no problem", log)
+			}
+		}
+	}
+}
+
+func findingByID(r *Report, id string) *checks.Finding {
+	for i := range r.Findings {
+		if r.Findings[i].ID == id {
+			return &r.Findings[i]
+		}
+	}
+	return nil
 }
