@@ -30,12 +30,13 @@ type matcher struct {
 	// first[si][i]: how a line sigs[si].re[i] matches starts
 	// (anchoredFirst); nil: any way.
 	first [][]*lineStart
-	// starts[si][i]: strings every match of sigs[si].re[i] starts with
-	// (startLiterals), folded when startFold; nil: none known.
-	starts    [][][]string
-	startFold [][]bool
-	lits      []literal
-	litPairs  [][]uint32 // pairsOf each literal
+	// starts[si][i]: literals (IDs) one of which every match of
+	// sigs[si].re[i] starts with (startLiterals); nil: none known. A
+	// start literal that is also a prefilter literal has its ID, so a
+	// line is searched for it once (lineView.at).
+	starts   [][][]int32
+	lits     []literal
+	litPairs [][]uint32 // pairsOf each literal
 	// Automaton over the keywords' first keywordDepth bytes:
 	// delta[state*nclass+class] is the next state (and hasOut); out[state] lists the
 	// keywords whose first bytes end here (failure links merged), each
@@ -62,8 +63,18 @@ const keywordDepth = 8
 
 func newMatcher(sigs []*Signature) *matcher {
 	m := &matcher{sigs: sigs, pre: make([][][][]int32, len(sigs)), named: make([][]bool, len(sigs)),
-		first: make([][]*lineStart, len(sigs)), starts: make([][][]string, len(sigs)), startFold: make([][]bool, len(sigs))}
+		first: make([][]*lineStart, len(sigs)), starts: make([][][]int32, len(sigs))}
 	litID := map[literal]int32{}
+	idOf := func(l literal) int32 {
+		id, ok := litID[l]
+		if !ok {
+			id = int32(len(m.lits))
+			litID[l] = id
+			m.lits = append(m.lits, l)
+			m.litPairs = append(m.litPairs, pairsOf(l.s))
+		}
+		return id
+	}
 	for si, s := range sigs {
 		for i, p := range s.Patterns {
 			// One parse for the three analyses.
@@ -75,14 +86,7 @@ func newMatcher(sigs []*Signature) *matcher {
 			for _, c := range prefilterOf(tree) {
 				ids := make([]int32, len(c))
 				for i, l := range c {
-					id, ok := litID[l]
-					if !ok {
-						id = int32(len(m.lits))
-						litID[l] = id
-						m.lits = append(m.lits, l)
-						m.litPairs = append(m.litPairs, pairsOf(l.s))
-					}
-					ids[i] = id
+					ids[i] = idOf(l)
 				}
 				clauses = append(clauses, ids)
 			}
@@ -102,8 +106,11 @@ func newMatcher(sigs []*Signature) *matcher {
 			m.named[si] = append(m.named[si], named)
 			m.first[si] = append(m.first[si], lineStartOf(tree))
 			st, fold := startsOf(tree)
-			m.starts[si] = append(m.starts[si], st)
-			m.startFold[si] = append(m.startFold[si], fold)
+			var ids []int32
+			for _, s := range st {
+				ids = append(ids, idOf(literal{s, fold}))
+			}
+			m.starts[si] = append(m.starts[si], ids)
 		}
 	}
 	// The automaton, over fewer of the keywords' first bytes should a
@@ -280,7 +287,7 @@ func (m *matcher) match(si int32, line *lineView, values bool) (map[string]strin
 		// Where a match can start at the earliest.
 		text, off := line.text, 0
 		if st := m.starts[si][i]; st != nil {
-			at, ok := line.firstStart(st, m.startFold[si][i])
+			at, ok := line.firstStart(st)
 			if ok && at < 0 {
 				continue
 			}

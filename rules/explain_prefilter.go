@@ -781,6 +781,8 @@ type lineView struct {
 	cut int
 	// checked lists the literals looked up in the text, in order.
 	checked []int32
+	// searches counts the searches of the text for a literal.
+	searches int
 }
 
 // runLits remembers which literals a run of wrapped lines holds, by
@@ -851,17 +853,18 @@ func (r *runLits) get(id int32) (held, known bool) {
 	return x&1 == 1, x>>1 == r.stamp
 }
 
-// litMemo remembers, per literal ID, whether the line of stamp holds it,
-// and the line's pairs once setFor is stamp.
+// litMemo remembers, per literal ID, whether the line of stamp holds it
+// and where, and the line's pairs once setFor is stamp.
 type litMemo struct {
 	stamp  uint32
 	state  []uint32 // stamp<<1 | 1 when held (one look for both)
+	pos    []int32  // where, when state is stamp's (lineView.at)
 	set    pairSet
 	setFor uint32
 }
 
 func newLitMemo(n int) *litMemo {
-	return &litMemo{state: make([]uint32, n)}
+	return &litMemo{state: make([]uint32, n), pos: make([]int32, n)}
 }
 
 // next starts a new line.
@@ -916,61 +919,86 @@ func (v *lineView) folded() string {
 	return v.fold
 }
 
-// firstStart returns where the first of strs (folded when fold) is in
-// the line, or -1; ok false when that is not known (a folded literal in a
-// line holding a foldEscapes rune).
-func (v *lineView) firstStart(strs []string, fold bool) (at int, ok bool) {
-	hay := v.text
-	if fold {
-		hay = v.folded()
-		if v.foldAny {
-			return 0, false
-		}
-	}
+// firstStart returns where the first of the start literals ids (one
+// fold) is in the line, or -1; ok false when that is not known (a folded
+// literal in a line holding a foldEscapes rune). A literal the prefilter
+// looked for is not searched for again (at).
+func (v *lineView) firstStart(ids []int32) (at int, ok bool) {
 	at = -1
-	for _, s := range strs {
-		end := len(hay)
-		if at >= 0 {
-			end = min(len(hay), at+len(s)-1)
+	for _, id := range ids {
+		i := v.at(id)
+		if i == posUnknown {
+			// Held where not known: the run before the cut holds it,
+			// or the line a foldEscapes rune.
+			l := v.lits[id]
+			hay := v.text
+			if l.fold {
+				hay = v.folded()
+				if v.foldAny {
+					return 0, false
+				}
+			}
+			v.searches++
+			i = strings.Index(hay, l.s)
 		}
-		if i := strings.Index(hay[:end], s); i >= 0 && (at < 0 || i < at) {
+		if i >= 0 && (at < 0 || i < at) {
 			at = i
 		}
 	}
 	return at, true
 }
 
+// posUnknown is where a literal is held when that is not known: the run
+// of wrapped lines before the cut holds it, or it is folded and the line
+// holds a foldEscapes rune.
+const posUnknown = -2
+
 // has reports whether the line holds literal id.
-func (v *lineView) has(id int32) bool {
+func (v *lineView) has(id int32) bool { return v.at(id) != -1 }
+
+// at returns where the line first holds literal id (in the folded text
+// for a folded literal: the same offsets), -1 when it does not hold it,
+// posUnknown when it does somewhere not known. The line is searched for
+// a literal once, whoever asks (a prefilter, a start).
+func (v *lineView) at(id int32) int {
 	m := v.memo
 	if x := m.state[id]; x>>1 == m.stamp {
-		return x&1 == 1
+		return int(m.pos[id])
 	}
-	ok := v.look(id)
+	at := v.look(id)
 	m.state[id] = m.stamp << 1
-	if ok {
+	if at != -1 {
 		m.state[id] |= 1
 	}
+	m.pos[id] = int32(at)
 	v.checked = append(v.checked, id)
-	return ok
+	return at
 }
 
-// look looks for literal id in the text.
-func (v *lineView) look(id int32) bool {
+// look finds literal id in the text (at).
+func (v *lineView) look(id int32) int {
 	m := v.memo
 	l := v.lits[id]
 	hay := v.text
 	if l.fold {
 		hay = v.folded()
 		if v.foldAny {
-			return true
+			return posUnknown
 		}
 	}
 	if v.run != nil {
 		if held, known := v.run.get(id); known {
 			// Held by the run so far, or else to be found across the
-			// cut or in the new piece.
-			return held || strings.Contains(hay[max(0, v.cut-len(l.s)+1):], l.s)
+			// cut or in the new piece, where its first place is.
+			if held {
+				return posUnknown
+			}
+			from := max(0, v.cut-len(l.s)+1)
+			v.searches++
+			if i := strings.Index(hay[from:], l.s); i >= 0 {
+				return from + i
+			}
+			return -1
 		}
 	}
 	// The pairs pay for themselves on a long text or one that many
@@ -983,10 +1011,11 @@ func (v *lineView) look(id int32) bool {
 			m.setFor = m.stamp
 		}
 		if !m.set.hasAll(v.pairs[id]) {
-			return false
+			return -1
 		}
 	}
-	return strings.Contains(hay, l.s)
+	v.searches++
+	return strings.Index(hay, l.s)
 }
 
 const (

@@ -20,11 +20,11 @@ func withoutPrefilters(m *matcher) *matcher {
 	c := *m
 	c.pre = make([][][][]int32, len(m.pre))
 	c.first = make([][]*lineStart, len(m.first))
-	c.starts = make([][][]string, len(m.starts))
+	c.starts = make([][][]int32, len(m.starts))
 	for si := range m.pre {
 		c.pre[si] = make([][][]int32, len(m.pre[si]))
 		c.first[si] = make([]*lineStart, len(m.first[si]))
-		c.starts[si] = make([][]string, len(m.starts[si]))
+		c.starts[si] = make([][]int32, len(m.starts[si]))
 	}
 	return &c
 }
@@ -352,6 +352,38 @@ func TestStartLiterals(t *testing.T) {
 		if got := v["n"]; got != want || ok != (want != "") {
 			t.Errorf("%q: n=%q (%v), want %q", line, got, ok, want)
 		}
+	}
+}
+
+// TestStartLiteralSearchedOnce: a start literal that is also a prefilter
+// literal is one literal, and the line is searched for it once: by the
+// prefilter, whose answer (where it is) the start then reads. In a run of
+// wrapped lines a literal the run already holds is where that is not
+// known, and the start searches for it.
+func TestStartLiteralSearchedOnce(t *testing.T) {
+	sig := &Signature{ID: "x.y", Keywords: []string{"dynamic library"}, Patterns: []string{`\bCould not load dynamic library (?P<lib>\S+)`}}
+	sig.re = []*regexp.Regexp{regexp.MustCompile(sig.Patterns[0])}
+	m := newMatcher([]*Signature{sig})
+	if len(m.starts[0][0]) != 1 || len(m.pre[0][0]) != 1 || m.starts[0][0][0] != m.pre[0][0][0][0] {
+		t.Fatalf("starts %v and prefilter %v do not share the literal", m.starts[0][0], m.pre[0][0])
+	}
+	memo := newLitMemo(len(m.lits))
+	line := "2024-01-01 W tensorflow: Could not load dynamic library libcudart.so.11.0"
+	view := m.newLineView(line, memo)
+	v, ok := m.match(0, &view, true)
+	if !ok || v["lib"] != "libcudart.so.11.0" || view.searches != 1 {
+		t.Errorf("match %v %v, %d searches of the line, want libcudart.so.11.0 and 1", v, ok, view.searches)
+	}
+	// Joined to the piece before it: the run holds the literal, so where
+	// is searched for, once, and the match is the same.
+	run := newRunLits(len(m.lits))
+	run.reset([]litResult{{m.pre[0][0][0][0], true}})
+	joined := line + " (wrapped)"
+	view = m.newLineView(joined, memo)
+	view.run, view.cut = run, len(line)
+	v, ok = m.match(0, &view, true)
+	if !ok || v["lib"] != "libcudart.so.11.0" || view.searches != 1 {
+		t.Errorf("joined: match %v %v, %d searches, want libcudart.so.11.0 and 1", v, ok, view.searches)
 	}
 }
 
