@@ -17,9 +17,10 @@ import (
 // explains is read in one of two ways.
 //
 //   - A crash (an abort, "core dumped", a segmentation fault, a fatal
-//     check, an uncaught C++ exception, a signal) or an error that names
-//     the GPU stack (CUDA, cuDNN, a device, the driver, a library, out of
-//     memory) keeps the answer open: no root cause, the line quoted, and
+//     check, an uncaught C++ exception, a signal), a non-zero exit (the
+//     failure not shown) or an error that names the GPU stack (CUDA,
+//     cuDNN, a device, the driver, a library, out of memory) keeps the
+//     answer open: no root cause, the line quoted, and
 //     a request for the output that would decide. A harmless notice never
 //     explains a failure after it; the failure it can lead to (Caffe's
 //     cuBLAS handle, then "Aborted (core dumped)") is the question.
@@ -50,7 +51,7 @@ var pyImportErrorRE = regexp.MustCompile(`^\W{0,3}(?:[A-Za-z_]\w*\.)*(?:ModuleNo
 
 // gpuFailureRE marks a failure line that a GPU problem can produce: a
 // crash, or an error that names the GPU stack.
-var gpuFailureRE = regexp.MustCompile(`(?i)cuda|cudnn|cublas|curand|cufft|cusolver|cusparse|nccl|nvrtc|nvml|nvidia|nvcc|ptxas|tensorrt|\btrt\b|\bgpus?\b|device|driver|out of memory|\boom\b|\blib\w+\.so|\.dll\b|shared object|core dumped|aborted|segmentation fault|illegal instruction|bus error|\bkilled\b|terminate called|check fail|fatal|signal|\bsig[a-z]{3,4}\b`)
+var gpuFailureRE = regexp.MustCompile(`(?i)cuda|cudnn|cublas|curand|cufft|cusolver|cusparse|nccl|nvrtc|nvml|nvidia|nvcc|ptxas|tensorrt|\btrt\b|\bgpus?\b|device|driver|out of memory|\boom\b|\blib\w+\.so|\.dll\b|shared object|core dumped|aborted|segmentation fault|illegal instruction|bus error|\bkilled\b|terminate called|check fail|fatal|signal|exit (?:code|status)|exited with|non-zero exit|\bsig[a-z]{3,4}\b`)
 
 // markOpenFailures sorts the failure lines no finding signature explains
 // into openFailures (they keep the answer open) and otherFailures (the

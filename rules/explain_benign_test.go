@@ -228,3 +228,28 @@ func findingByID(r *Report, id string) *checks.Finding {
 	}
 	return nil
 }
+
+// TestProgramErrorOrOpen: beside harmless notices, an error that names
+// nothing of the GPU stack is the program's own; a crash, a bare non-zero
+// exit or an error naming the GPU stack keeps the answer open.
+func TestProgramErrorOrOpen(t *testing.T) {
+	notice := "Using gpu device 0: Tesla K80\n"
+	for _, c := range []struct {
+		fail string
+		own  bool
+	}{
+		{"FileNotFoundError: [Errno 2] No such file or directory: 'data/train.csv'\n", true},
+		{"NotImplementedError: this layer is not implemented\n", true},
+		{"MyToolError: the option --foo is not valid\n", true},
+		{"Process finished with exit code 1\n", false},
+		{"error: process exited with status 2\n", false},
+		{"RuntimeError: CUDA error: misaligned address\n", false},
+		{"Bus error (core dumped)\n", false},
+	} {
+		r := ExplainText(notice + c.fail)
+		benign := r.RootCause != nil && r.RootCause.Cause == "benign_warning_only"
+		if benign != c.own {
+			t.Errorf("%q: benign %v, want %v", c.fail, benign, c.own)
+		}
+	}
+}
