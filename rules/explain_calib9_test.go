@@ -167,3 +167,39 @@ func TestCupyOOMCalibration(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
 	}
 }
+
+// FFmpeg's NVDEC/NVENC libraries (libnvcuvid, libnvidia-encode) come with
+// the driver's video part; a container gets them only with the 'video'
+// driver capability (NVIDIA Container Toolkit: empty or unset is
+// 'utility'). Missing, the likelier reading is such a container.
+var ffmpegVideoLibCases = []judgmentCase{
+	{
+		name:  "ffmpeg_nvcuvid_missing_is_most_likely_a_container_without_video",
+		log:   "[h264_cuvid @ 0x1ec8780] Cannot load libnvcuvid.so.1\n[h264_cuvid @ 0x1ec8780] Failed loading nvcuvid.\n",
+		cause: "container_runtime_no_gpu", decided: false,
+		noFix: []string{"container-gpus", "install-driver"},
+	},
+	{
+		name:  "ffmpeg_nvenc_missing_is_most_likely_a_container_without_video",
+		log:   "[h264_nvenc @ 0x55d0] Cannot load libnvidia-encode.so.1\n",
+		cause: "container_runtime_no_gpu", decided: false,
+	},
+	// libcuda itself missing keeps the commonest reading, no driver.
+	{
+		name:  "ffmpeg_libcuda_missing_stays_driver_missing",
+		log:   "Cannot load libcuda.so.1\n[AVHWDeviceContext @ 0x562894e1d340] Could not dynamically load CUDA\n",
+		cause: "driver_missing", decided: false,
+	},
+	// Windows has no such container: the driver's DLL is missing.
+	{
+		name:  "ffmpeg_windows_nvenc_dll_stays_driver_missing",
+		log:   "[h264_nvenc @ 000001] Cannot load nvEncodeAPI64.dll\n",
+		cause: "driver_missing", decided: false,
+	},
+}
+
+func TestFFmpegVideoLibCalibration(t *testing.T) {
+	for _, c := range ffmpegVideoLibCases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
