@@ -44,6 +44,11 @@ func TestBenignNoticeFamilies(t *testing.T) {
 		"[TensorRT] INFO: Detected 1 inputs and 1 output network tensors.\n[TRT] [W] onnx2trt_utils.cpp:374: Your ONNX model has been generated with INT64 weights, while TensorRT does not natively support INT64. Attempting to cast down to INT32.\n",
 		// NCCL's INFO lines: 'No device found' is InfiniBand's, not a GPU.
 		"host:1:1 [0] NCCL INFO NET/IB : No device found.\n",
+		// XLA's gemm autotuner keeping cuBLAS's default: not a cuBLAS that
+		// does not load (the broad library family read it so).
+		"W external/xla/xla/service/gpu/gemm_algorithm_picker.cc:350] Failed to find best cuBLAS algorithm, GEMM performance might be suboptimal: INTERNAL: All algorithms tried for %cublas-gemm.1 failed. Falling back to default algorithm.\n",
+		"E external/xla/xla/service/slow_operation_alarm.cc:65] Constant folding an instruction is taking > 1s:\n",
+		"WARNING:tensorflow:Detecting that an object or model or tf.train.Checkpoint is being deleted with unrestored values.\n",
 		// ONNX Runtime retrying on CUDA after the TensorRT provider failed.
 		"EP Error /onnxruntime_src/onnxruntime/python/onnxruntime_pybind_state.cc:456 TensorRT EP could not be created. when using ['TensorrtExecutionProvider', 'CUDAExecutionProvider', 'CPUExecutionProvider']\nFalling back to ['CUDAExecutionProvider', 'CPUExecutionProvider'] and retrying.\n",
 	} {
