@@ -5,6 +5,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -34,7 +35,10 @@ type matcher struct {
 	// sigs[si].re[i] starts with (startLiterals); nil: none known. A
 	// start literal that is also a prefilter literal has its ID, so a
 	// line is searched for it once (lineView.at).
-	starts   [][][]int32
+	starts [][][]int32
+	// anchored[si][i]: sigs[si].re[i] anchored at a start literal
+	// (anchoredAt), once compiled.
+	anchored [][]atomic.Pointer[anchoredRE]
 	lits     []literal
 	litPairs [][]uint32 // pairsOf each literal
 	// Automaton over the keywords' first keywordDepth bytes:
@@ -63,7 +67,8 @@ const keywordDepth = 8
 
 func newMatcher(sigs []*Signature) *matcher {
 	m := &matcher{sigs: sigs, pre: make([][][][]int32, len(sigs)), named: make([][]bool, len(sigs)),
-		first: make([][]*lineStart, len(sigs)), starts: make([][][]int32, len(sigs))}
+		first: make([][]*lineStart, len(sigs)), starts: make([][][]int32, len(sigs)),
+		anchored: make([][]atomic.Pointer[anchoredRE], len(sigs))}
 	litID := map[literal]int32{}
 	idOf := func(l literal) int32 {
 		id, ok := litID[l]
@@ -111,6 +116,7 @@ func newMatcher(sigs []*Signature) *matcher {
 				ids = append(ids, idOf(literal{s, fold}))
 			}
 			m.starts[si] = append(m.starts[si], ids)
+			m.anchored[si] = append(m.anchored[si], atomic.Pointer[anchoredRE]{})
 		}
 	}
 	// The automaton, over fewer of the keywords' first bytes should a
@@ -284,43 +290,102 @@ func (m *matcher) match(si int32, line *lineView, values bool) (map[string]strin
 		if !m.admits(si, i, line) {
 			continue
 		}
-		// Where a match can start at the earliest.
-		text, off := line.text, 0
+		text := line.text
 		if st := m.starts[si][i]; st != nil {
 			at, ok := line.firstStart(st)
 			if ok && at < 0 {
 				continue
 			}
-			if ok && at > 0 {
-				_, n := utf8.DecodeLastRuneInString(text[:at])
-				off = at - n
-				text = text[off:]
+			if ok {
+				// Tried where each start literal is, anchored (a match
+				// starts at one of them), the first few; then from the
+				// next one on, one rune before it (what a \b there
+				// sees).
+				a := m.anchoredAt(si, i)
+				for tries := 0; at >= 0 && tries < maxAnchored; tries++ {
+					re, sub := a.at0, text
+					if at > 0 {
+						_, n := utf8.DecodeLastRuneInString(text[:at])
+						re, sub = a.atPrev, text[at-n:]
+					}
+					if v, ok := run(re, sub, values && m.named[si][i]); ok {
+						if !values {
+							return nil, true
+						}
+						return v, true
+					}
+					at = line.nextStart(st, at+1)
+				}
+				if at < 0 {
+					continue
+				}
+				if at > 0 {
+					_, n := utf8.DecodeLastRuneInString(text[:at])
+					text = text[at-n:]
+				}
 			}
 		}
-		if !values || !m.named[si][i] {
-			if !re.MatchString(text) {
-				continue
-			}
+		if v, ok := run(re, text, values && m.named[si][i]); ok {
 			if !values {
 				return nil, true
 			}
-			return map[string]string{}, true
+			return v, true
 		}
-		loc := re.FindStringSubmatchIndex(text)
-		if loc == nil {
-			continue
-		}
-		v := map[string]string{}
-		for i, name := range re.SubexpNames() {
-			if name == "" || loc[2*i] < 0 {
-				continue
-			}
-			v[name] = strings.TrimSpace(text[loc[2*i]:loc[2*i+1]])
-		}
-		normalizeValues(v)
-		return v, true
 	}
 	return nil, false
+}
+
+// run matches re against text; with values, it returns the values of
+// re's named groups (normalised), else an empty map.
+func run(re *regexp.Regexp, text string, values bool) (map[string]string, bool) {
+	if !values {
+		if !re.MatchString(text) {
+			return nil, false
+		}
+		return map[string]string{}, true
+	}
+	loc := re.FindStringSubmatchIndex(text)
+	if loc == nil {
+		return nil, false
+	}
+	v := map[string]string{}
+	for i, name := range re.SubexpNames() {
+		if name == "" || loc[2*i] < 0 {
+			continue
+		}
+		v[name] = strings.TrimSpace(text[loc[2*i]:loc[2*i+1]])
+	}
+	normalizeValues(v)
+	return v, true
+}
+
+// Anchored at a start literal. An expression whose every match starts
+// with one of a few strings (startLiterals) and that does not match a
+// line is, run unanchored, tried at every place of the line from the
+// first of them to the end. So it is run anchored where each of them is,
+// the first maxAnchored places in the line: as every match starts at one
+// of them, the first that matches there is where the unanchored
+// expression's leftmost match starts, and what it matches there is the
+// same (leftmost-first). The anchored forms keep the rune before the
+// place as context (a \b or a ^ at the place reads it as the whole line
+// would): atPrev consumes exactly one rune first, at0 is for the start of
+// the line.
+const maxAnchored = 3
+
+type anchoredRE struct{ at0, atPrev *regexp.Regexp }
+
+// anchoredAt returns expression i of signature si's anchored forms,
+// compiled when first asked for (most expressions never are, and the
+// library loads before every explain).
+func (m *matcher) anchoredAt(si int32, i int) *anchoredRE {
+	p := &m.anchored[si][i]
+	if a := p.Load(); a != nil {
+		return a
+	}
+	pat := m.sigs[si].Patterns[i]
+	a := &anchoredRE{at0: regexp.MustCompile(`^(?:` + pat + `)`), atPrev: regexp.MustCompile(`^(?s:.)(?:` + pat + `)`)}
+	p.Store(a)
+	return a
 }
 
 // admits reports whether expression i of signature si may match line:

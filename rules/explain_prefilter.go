@@ -948,6 +948,31 @@ func (v *lineView) firstStart(ids []int32) (at int, ok bool) {
 	return at, true
 }
 
+// nextStart returns where the first of the start literals ids is in the
+// line from from on, or -1 (firstStart said where the first is).
+func (v *lineView) nextStart(ids []int32, from int) int {
+	at := -1
+	for _, id := range ids {
+		l := v.lits[id]
+		hay := v.text
+		if l.fold {
+			hay = v.folded()
+		}
+		if from > len(hay) {
+			return -1
+		}
+		end := len(hay)
+		if at >= 0 {
+			end = min(len(hay), at+len(l.s)-1)
+		}
+		v.searches++
+		if i := strings.Index(hay[from:end], l.s); i >= 0 && (at < 0 || from+i < at) {
+			at = from + i
+		}
+	}
+	return at
+}
+
 // posUnknown is where a literal is held when that is not known: the run
 // of wrapped lines before the cut holds it, or it is folded and the line
 // holds a foldEscapes rune.

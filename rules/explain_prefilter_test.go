@@ -346,11 +346,46 @@ func TestStartLiterals(t *testing.T) {
 		"é foo4":         "4",
 		"éfoo5 foo6":     "5", // \b is ASCII: é is no word character
 		"\xfffoo7 xfoo8": "7", // an invalid byte is no letter
+		// Past maxAnchored places, unanchored from the next one.
+		"xfoo xfoo xfoo xfoo1 foo9":  "9",
+		"xfoo xfoo xfoo foo8 foo9":   "8",
+		"foo xfoo1 xfoo2 xfoo3 foo4": "4",
 	} {
 		view := m.newLineView(line, memo)
 		v, ok := m.match(0, &view, true)
 		if got := v["n"]; got != want || ok != (want != "") {
 			t.Errorf("%q: n=%q (%v), want %q", line, got, ok, want)
+		}
+	}
+	// Anchored at each start literal's place, an expression finds what
+	// it finds run over the whole line: a ^ inside it, case folding, a
+	// match at the line's start, the leftmost of several.
+	for _, c := range []struct {
+		pattern string
+		lines   map[string]string
+	}{
+		{`(?:^|x)foo(?P<n>\d)`, map[string]string{"afoo1": "", "foo2": "2", "xfoo3": "3", "a xfoo4 foo5": "4", "foo6 xfoo7": "6"}},
+		{`(?i)\bcuinit(?P<n>\d)`, map[string]string{"CUINIT1": "1", "xcuinit2 cuInit3": "3", "\u212aCUINIT4": "4", "x\u212aCUINIT5": "5", "\u212aCUINIT": "", "é cuinit6": "6"}},
+		{`(?:ab|b)(?P<n>c\d|\d)`, map[string]string{"abc1": "c1", "ab2": "2", "zbc3": "c3", "bbab4": "4"}},
+	} {
+		sig := &Signature{ID: "x.y", Keywords: []string{"foo"}, Patterns: []string{c.pattern}}
+		sig.re = []*regexp.Regexp{regexp.MustCompile(c.pattern)}
+		m := newMatcher([]*Signature{sig})
+		if m.starts[0][0] == nil {
+			t.Fatalf("%s: no start literals", c.pattern)
+		}
+		memo := newLitMemo(len(m.lits))
+		for line, want := range c.lines {
+			loc := sig.re[0].FindStringSubmatchIndex(line)
+			whole := ""
+			if loc != nil {
+				whole = line[loc[2]:loc[3]]
+			}
+			view := m.newLineView(line, memo)
+			v, ok := m.match(0, &view, true)
+			if got := v["n"]; got != want || ok != (want != "") || whole != want {
+				t.Errorf("%s on %q: n=%q (%v), the whole line's match %q, want %q", c.pattern, line, got, ok, whole, want)
+			}
 		}
 	}
 }
