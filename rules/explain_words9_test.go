@@ -199,6 +199,76 @@ Using device: cpu
 `,
 		cause: "libcudart_missing", decided: true,
 	},
+	// More formats of the same numbers: 'failed: N', a bare 'CUDA error'
+	// for the codes whose meaning never changed.
+	{
+		name:  "cuinit_failed_804",
+		log:   "cuInit(0) failed: 804\n",
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	{
+		name:  "bare_cuda_error_804",
+		log:   "CUDA error 804 at ggml-cuda.cu:300\n",
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	{
+		name:  "cycles_invalid_ptx_in_call",
+		log:   "CUDA error: Invalid ptx in cuModuleLoadDataEx(&cuModule, ptx.c_str(), 0, NULL, NULL)\n",
+		cause: "driver_too_old_for_cuda", decided: false,
+	},
+	// OptiX ships with the driver: an SDK newer than the driver's OptiX.
+	{
+		name:  "cycles_optix_abi_version_unsupported",
+		log:   "OptiX initialization failed because the installed driver does not support ABI version 87\n",
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	{
+		name:  "optix_error_code_7801",
+		log:   "OptiX initialization failed with error code 7801\n",
+		cause: "driver_too_old_for_cuda", decided: true,
+	},
+	{
+		name:  "optix_entry_symbol_not_found_undecided",
+		log:   "OPTIX_ERROR_ENTRY_SYMBOL_NOT_FOUND: optixInit\n",
+		cause: "driver_too_old_for_cuda", decided: false,
+	},
+	{
+		name: "a_number_near_optix_is_not_an_error",
+		log:  "Saved 7801 images to disk with optix denoiser, code 7801\n",
+	},
+	// xFormers' refusal for the GPU's capability, too old or too new:
+	// undecided (another operator may be refused for another reason).
+	{
+		name:  "xformers_requires_capability_too_old",
+		log:   "    requires device with capability >= (8, 0) but your GPU has capability (7, 5) (too old)\n",
+		cause: "unsupported_compute_capability", decided: false,
+	},
+	{
+		name:  "xformers_requires_capability_too_new",
+		log:   "`fa3F@0.0.0` is not supported because: requires device with capability <= (9, 0) but your GPU has capability (12, 0) (too new)\n",
+		cause: "unsupported_compute_capability", decided: false,
+	},
+	// ... unless the same list says xFormers has no CUDA kernels at all:
+	// then no operator can run, whatever the GPU.
+	{
+		name: "xformers_without_cuda_support_outranks_the_capability_line",
+		log: `fa2F@2.5.7-pt is not supported because:
+    requires device with capability > (8, 0) but your GPU has capability (7, 0) (too old)
+cutlassF-pt is not supported because:
+    xFormers wasn't build with CUDA support
+`,
+		cause: "cuda_version_mismatch_tf_build", decided: false, notCause: []string{"unsupported_compute_capability"},
+	},
+	{
+		name:  "xformers_without_cuda_support_alone",
+		log:   "    xFormers wasn't build with CUDA support\n",
+		cause: "cuda_version_mismatch_tf_build", decided: false,
+	},
+	{
+		name:  "cuda_is_required_but_not_available",
+		log:   "RuntimeError: CUDA is required but not available\n",
+		cause: "framework_cpu_only_build", decided: false,
+	},
 	// The nvidia-docker wrapper missing, as zsh and cmd.exe word it (bash's
 	// wording and nerdctl's missing nvidia-container-cli: calib9's
 	// toolkitMissingCases).
