@@ -283,6 +283,36 @@ var ext9Cases = []ext9Case{
 		log:   "ImportError: cannot import name 'deform_conv_cuda' from 'mmdet.ops.dcn' (/home/u/mmdetection/mmdet/ops/dcn/__init__.py)",
 		cause: "framework_import_failed", root: "framework.extension_not_built",
 	},
+	{
+		// The source's own compile error decides; the build's last
+		// words are its consequence.
+		name: "thc_header_removed",
+		log: "/home/u/AdelaiDet/adet/layers/csrc/ml_nms/ml_nms.cu:4:10: fatal error: THC/THC.h: No such file or directory\n" +
+			"error: command '/usr/local/cuda-11.3/bin/nvcc' failed with exit code 1",
+		cause:      "framework_import_failed",
+		root:       "build.extension_source_for_other_torch",
+		decided:    true,
+		notFinding: []string{"broad.extension_build_failed"},
+	},
+	{
+		name:    "at_check_undefined",
+		log:     "/home/u/maskrcnn_benchmark/csrc/cuda/ROIAlign_cuda.cu(275): error: identifier \"AT_CHECK\" is undefined",
+		cause:   "framework_import_failed",
+		root:    "build.extension_source_for_other_torch",
+		decided: true,
+	},
+	{
+		// THC in a run-time CUDA error's file path is not a build.
+		name:       "thc_general_runtime_path",
+		log:        "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch/work/aten/src/THC/THCGeneral.cpp line=51 error=30 : unknown error",
+		cause:      "cuinit_unknown_error",
+		notFinding: []string{"build.extension_source_for_other_torch"},
+	},
+	{
+		name:  "no_cxx_compiler",
+		log:   "UserWarning: Error checking compiler version for c++: [Errno 2] No such file or directory: 'c++'",
+		cause: "framework_import_failed", root: "build.cxx_compiler_not_found",
+	},
 }
 
 func TestExt9CompiledModules(t *testing.T) {
