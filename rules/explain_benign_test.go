@@ -49,6 +49,9 @@ func TestBenignNoticeFamilies(t *testing.T) {
 		"W external/xla/xla/service/gpu/gemm_algorithm_picker.cc:350] Failed to find best cuBLAS algorithm, GEMM performance might be suboptimal: INTERNAL: All algorithms tried for %cublas-gemm.1 failed. Falling back to default algorithm.\n",
 		"E external/xla/xla/service/slow_operation_alarm.cc:65] Constant folding an instruction is taking > 1s:\n",
 		"WARNING:tensorflow:Detecting that an object or model or tf.train.Checkpoint is being deleted with unrestored values.\n",
+		// The profiler without CUPTI: only GPU traces are missing.
+		"E tensorflow/core/profiler/internal/gpu/cupti_tracer.cc:1820] function cupti_interface_->ActivityFlushAll(1)failed with error CUPTI_ERROR_INSUFFICIENT_PRIVILEGES\n",
+		"ERROR:2026-07-31 13:43:58 7535:7535 init.cpp:155] function cbapi->getCuptiStatus() failed with error CUPTI_ERROR_INVALID_DEVICE (2)\nWARNING:2026-07-31 13:43:58 7535:7535 init.cpp:156] CUPTI initialization failed - CUDA profiler activities will be missing\n",
 		// ONNX Runtime retrying on CUDA after the TensorRT provider failed.
 		"EP Error /onnxruntime_src/onnxruntime/python/onnxruntime_pybind_state.cc:456 TensorRT EP could not be created. when using ['TensorrtExecutionProvider', 'CUDAExecutionProvider', 'CPUExecutionProvider']\nFalling back to ['CUDAExecutionProvider', 'CPUExecutionProvider'] and retrying.\n",
 	} {
