@@ -269,6 +269,32 @@ cutlassF-pt is not supported because:
 		log:   "RuntimeError: CUDA is required but not available\n",
 		cause: "framework_cpu_only_build", decided: false,
 	},
+	// Triton's FP8 types need native FP8 (compute capability 8.9+);
+	// bfloat16 needs 8.0+: both undecided (the line names no GPU).
+	{
+		name:  "triton_fp8e4nv_not_supported_in_this_architecture",
+		log:   "ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')\")\n",
+		cause: "unsupported_compute_capability", decided: false,
+	},
+	{
+		name:  "app_gpu_does_not_support_bfloat16",
+		log:   "ValueError: Your GPU does not support bfloat16, use --fp16 instead\n",
+		cause: "unsupported_compute_capability", decided: false,
+	},
+	{
+		name: "bf16_support_claimed_is_nothing",
+		log:  "This GPU supports bfloat16\n",
+	},
+	{
+		name:  "using_torch_device_cpu",
+		log:   "Using torch device: CPU\n",
+		cause: "framework_cpu_only_build", decided: false,
+	},
+	{
+		name:  "pytorch_installation_without_cuda_support",
+		log:   "Your PyTorch installation does not have CUDA support\n",
+		cause: "framework_cpu_only_build", decided: false,
+	},
 	// The nvidia-docker wrapper missing, as zsh and cmd.exe word it (bash's
 	// wording and nerdctl's missing nvidia-container-cli: calib9's
 	// toolkitMissingCases).
