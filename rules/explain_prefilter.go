@@ -302,6 +302,9 @@ func analyze(re *syntax.Regexp) litInfo {
 		return atLeastOnce(analyze(re.Sub[0]))
 	case syntax.OpRepeat:
 		sub := analyze(re.Sub[0])
+		if set, ok := repeatSet(sub, re.Min, re.Max); ok {
+			return set
+		}
 		switch {
 		case re.Min >= 1:
 			return atLeastOnce(sub)
@@ -400,6 +403,36 @@ func classInfo(ranges []rune) litInfo {
 		return exactInfo(true, lower...)
 	}
 	return anyInfo
+}
+
+// repeatSet: a piece of exact strings repeated from min to max times
+// (`\\{1,2}`: a backslash or two) is the exact set of those repeats,
+// when it stays small.
+func repeatSet(sub litInfo, min, max int) (litInfo, bool) {
+	if sub.exact == nil || max < 0 || max > 4 {
+		return anyInfo, false
+	}
+	pow := exactInfo(sub.fold, "")
+	var out []string
+	for k := 0; k <= max; k++ {
+		if k >= min {
+			for _, x := range pow.exact {
+				if !contains(out, x) {
+					out = append(out, x)
+				}
+			}
+		}
+		if k < max {
+			if len(pow.exact)*len(sub.exact) > maxExact {
+				return anyInfo, false
+			}
+			pow = product(pow, sub)
+		}
+	}
+	if len(out) > maxExact {
+		return anyInfo, false
+	}
+	return exactInfo(pow.fold, out...), true
 }
 
 func quest(sub litInfo) litInfo {

@@ -225,6 +225,13 @@ func TestPrefilterClauses(t *testing.T) {
 		{`(?i)Ünïcode x`, `[[{code x true}]]`},
 		// Too short to be worth a look.
 		{`^\s*\d+:\s*$`, `[]`},
+		// A small bounded repeat of exact strings is the set of its
+		// repeats: a Windows drive's ':\', ':\\' or ':/'.
+		{`(?:^|\s)[A-Za-z]:(?:\\{1,2}|/)\w`, `[[{:\ false} {:\\ false} {:/ false}]]`},
+		{`xa{2,3}b`, `[[{xaa false}] [{xaab false} {xaaab false}]]`},
+		{`(?i)x{0,2}yz`, `[[{yz true} {xyz true} {xxyz true}]]`},
+		// Too many repeats: what the piece holds, once.
+		{`(?:ab|cd|ef){1,4}ghi`, `[[{ghi false}] [{ab false} {cd false} {ef false}]]`},
 	} {
 		got := fmt.Sprint(prefilterClauses(c.pattern))
 		if got != c.want {
