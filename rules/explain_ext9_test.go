@@ -313,6 +313,14 @@ var ext9Cases = []ext9Case{
 		log:   "UserWarning: Error checking compiler version for c++: [Errno 2] No such file or directory: 'c++'",
 		cause: "framework_import_failed", root: "build.cxx_compiler_not_found",
 	},
+	{
+		// nvcc's registration calls are CUDA runtime symbols too.
+		name:       "nvcc_registration_symbol",
+		log:        "ImportError: /home/u/proj/lib/nms/_ext.cpython-37m-x86_64-linux-gnu.so: undefined symbol: __cudaPopCallConfiguration",
+		cause:      "framework_import_failed",
+		root:       "cuda.undefined_runtime_symbol",
+		notFinding: []string{"broad.compiled_module_unloadable"},
+	},
 }
 
 func TestExt9CompiledModules(t *testing.T) {
