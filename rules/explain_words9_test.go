@@ -295,6 +295,21 @@ cutlassF-pt is not supported because:
 		log:   "Your PyTorch installation does not have CUDA support\n",
 		cause: "framework_cpu_only_build", decided: false,
 	},
+	// Builds without the GPU part, in two more applications' words.
+	{
+		name:  "lightgbm_cuda_tree_learner_not_enabled",
+		log:   "[LightGBM] [Fatal] CUDA Tree Learner was not enabled in this build. Please recompile with CMake option -DUSE_CUDA=1\n",
+		cause: "framework_cpu_only_build", decided: true,
+	},
+	{
+		name:  "ffmpeg_unknown_encoder_nvenc",
+		log:   "Unknown encoder 'h264_nvenc'\n",
+		cause: "framework_cpu_only_build", decided: true,
+	},
+	{
+		name: "ffmpeg_unknown_encoder_other_codec_is_nothing",
+		log:  "Unknown encoder 'libfdk_aac'\n",
+	},
 	// The nvidia-docker wrapper missing, as zsh and cmd.exe word it (bash's
 	// wording and nerdctl's missing nvidia-container-cli: calib9's
 	// toolkitMissingCases).
