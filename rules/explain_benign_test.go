@@ -105,6 +105,7 @@ func TestBenignThenFailure(t *testing.T) {
 		{"cuBLAS handle next to curand", banner + "E0731 17:34:52.597481 20328 common.cpp:103] Cannot create Cublas handle. Cublas won't be available.\n" + curand, true, 0},
 		{"NCCL WARN after NCCL INFO", "host:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\nhost:1:9 [0] NCCL WARN Call to ibv_reg_mr failed\n", true, 0},
 		{"PyTorch C++ error after DDP hint", "[W reducer.cpp:1300] Warning: find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters in the forward pass.\n[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 1800000 milliseconds before timing out.\n", true, 0},
+		{"Theano's own ERROR line after its banner", "Using gpu device 0: GeForce GTX 960 (CNMeM is disabled, cuDNN 5005)\nERROR (theano.sandbox.cuda): CUDA is installed, but device gpu is not available\n", true, 0},
 		{"segfault after banner", banner + "Segmentation fault (core dumped)\n", true, 0},
 		{"glog check after curand", curand + "F0731 17:34:53.000000 20328 syncedmem.cpp:71] Check failed: error == cudaSuccess (30 vs. 0)  unknown error\n", true, 0},
 		{"trt build error after hint", hint + "[09/20/2025-06:15:07] [TRT] [E] 10: [optimizer.cpp::computeCosts::1855] Error Code 10: Internal Error (Could not find any implementation for node conv1.)\n", true, 0},
