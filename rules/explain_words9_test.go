@@ -310,6 +310,12 @@ cutlassF-pt is not supported because:
 		name: "ffmpeg_unknown_encoder_other_codec_is_nothing",
 		log:  "Unknown encoder 'libfdk_aac'\n",
 	},
+	// vLLM compares the quantization method's minimum with the GPU itself.
+	{
+		name:  "vllm_quantization_method_below_minimum_capability",
+		log:   "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.\n",
+		cause: "unsupported_compute_capability", decided: true,
+	},
 	// The nvidia-docker wrapper missing, as zsh and cmd.exe word it (bash's
 	// wording and nerdctl's missing nvidia-container-cli: calib9's
 	// toolkitMissingCases).
