@@ -278,17 +278,22 @@ func (m *matcher) candidates(line string, mark []uint32, stamp uint32, buf []int
 // time).
 func (m *matcher) match(si int32, line *lineView, values bool) (map[string]string, bool) {
 	s := m.sigs[si]
-	if len(s.Unless) > 0 {
-		low := line.lower()
-		for _, u := range s.Unless {
-			if strings.Contains(low, u) {
-				return nil, false
-			}
-		}
-	}
+	// Unless is asked once an expression may match: a line none may
+	// match is not lower-cased and searched for every Unless string of
+	// a signature whose keywords are common words.
+	unlessAsked := len(s.Unless) == 0
 	for i, re := range s.re {
 		if !m.admits(si, i, line) {
 			continue
+		}
+		if !unlessAsked {
+			unlessAsked = true
+			low := line.lower()
+			for _, u := range s.Unless {
+				if strings.Contains(low, u) {
+					return nil, false
+				}
+			}
 		}
 		text := line.text
 		if st := m.starts[si][i]; st != nil {

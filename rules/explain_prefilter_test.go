@@ -429,6 +429,36 @@ func TestStartLiteralSearchedOnce(t *testing.T) {
 	}
 }
 
+// TestUnlessAskedWhenAdmitted: a signature's Unless strings, asked only
+// once an expression may match, veto the line whichever expression
+// matches, read in the Unicode-lower-cased line (U+212A is k); a line no
+// expression admits is no match either way.
+func TestUnlessAskedWhenAdmitted(t *testing.T) {
+	sig := &Signature{ID: "x.y", Keywords: []string{"error"}, Unless: []string{"harmless", "k:"},
+		Patterns: []string{`cuda error (?P<n>\d+)`, `(?i)failed with error (?P<n>\d+)`}}
+	for _, p := range sig.Patterns {
+		sig.re = append(sig.re, regexp.MustCompile(p))
+	}
+	m := newMatcher([]*Signature{sig})
+	memo := newLitMemo(len(m.lits))
+	for line, want := range map[string]string{
+		"cuda error 35":                       "35",
+		"cuda error 35 (harmless)":            "",
+		"HARMLESS: failed with error 7":       "", // Unless reads the lower-cased line
+		"failed with error 8":                 "8",
+		"an error, harmless":                  "", // no expression admits it
+		"an error":                            "",
+		"\u212a: failed with error 9":         "", // lower-cased as Unicode: U+212A is k
+		"Failed With Error 10 and cuda error": "10",
+	} {
+		view := m.newLineView(line, memo)
+		v, ok := m.match(0, &view, true)
+		if got := v["n"]; got != want || ok != (want != "") {
+			t.Errorf("%q: n=%q (%v), want %q", line, got, ok, want)
+		}
+	}
+}
+
 // TestKeywordAutomatonDepth: however deep it is built, the automaton
 // finds the same candidates (the rest of a keyword is compared in place),
 // and a library too large for the full depth gets a shallower one.
