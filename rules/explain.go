@@ -1100,7 +1100,7 @@ func (st *explainState) benignFinding() checks.Finding {
 	// The paste shows no failure (explain_benign.go): if the program does
 	// fail, its own output up to the error is what decides, before any
 	// framework's device query.
-	next := append([]string{benignFailingOutput}, st.lib.causes["benign_warning_only"].Next...)
+	next := append([]string{benignFailingOutput}, st.benignDeviceQuery()...)
 	title := "Only harmless messages: nothing in this log needs fixing"
 	if len(st.success) > 0 {
 		title = "Only harmless messages, and the GPU is in use"

@@ -296,3 +296,39 @@ func (st *explainState) benignNoticeNames() string {
 	}
 	return strings.Join(names, "; ")
 }
+
+// benignDeviceQuery is what a paste of harmless notices asks for after the
+// failing output: the device query of the framework whose notices they
+// are. TensorFlow's (the cause's own next) when a notice is TensorFlow's
+// or none names its framework; PyTorch's or JAX's when theirs are the
+// only ones; otherwise nvidia-smi and the installed packages.
+func (st *explainState) benignDeviceQuery() []string {
+	fws := map[string]bool{}
+	for _, d := range st.drafts {
+		if d.benign {
+			if fw := frameworkOf(d); fw != "" && fw != "other" {
+				fws[fw] = true
+			}
+		}
+	}
+	if len(fws) == 0 || fws[FrameworkTensorFlow] {
+		return st.lib.causes["benign_warning_only"].Next
+	}
+	if len(fws) == 1 {
+		switch {
+		case fws["pytorch"]:
+			return []string{
+				`python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())"`,
+				"nvidia-smi",
+				"python -m pip list | grep -i -e torch -e nvidia",
+			}
+		case fws["jax"]:
+			return []string{
+				`python -c "import jax; print(jax.__version__, jax.devices())"`,
+				"nvidia-smi",
+				"python -m pip list | grep -i -e jax -e nvidia",
+			}
+		}
+	}
+	return []string{"nvidia-smi", "python -m pip list | grep -i -e torch -e tensorflow -e jax -e onnxruntime -e nvidia"}
+}

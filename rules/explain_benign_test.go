@@ -265,3 +265,23 @@ func TestProgramErrorOrOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestBenignAsksTheFrameworksOwnQuery: a paste of PyTorch's harmless
+// notices is asked for PyTorch's device query, not TensorFlow's;
+// TensorFlow's notices keep TensorFlow's.
+func TestBenignAsksTheFrameworksOwnQuery(t *testing.T) {
+	for _, c := range []struct{ log, want, not string }{
+		{"/usr/lib/python3/site-packages/torch/utils/data/dataloader.py:557: UserWarning: This DataLoader will create 8 worker processes in total. Our suggested max number of worker in current system is 4, which is smaller than what this DataLoader is going to create.\n", "import torch", "tensorflow as tf"},
+		{"E0000 00:00:1736841518.537290 68237 cuda_dnn.cc:8310] Unable to register cuDNN factory: Attempting to register factory for plugin cuDNN when one has already been registered\n", "tensorflow as tf", "import torch"},
+	} {
+		f := findingByID(ExplainText(c.log), "explain.benign_only")
+		if f == nil {
+			t.Errorf("%.40q: no benign finding", c.log)
+			continue
+		}
+		ask := strings.Join(f.Evidence["ask_for"].([]string), " ; ")
+		if !strings.Contains(ask, c.want) || strings.Contains(ask, c.not) {
+			t.Errorf("%.40q: asks %q, want %q and not %q", c.log, ask, c.want, c.not)
+		}
+	}
+}
