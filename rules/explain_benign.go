@@ -2,6 +2,7 @@ package rules
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,7 +52,7 @@ var pyImportErrorRE = regexp.MustCompile(`^\W{0,3}(?:[A-Za-z_]\w*\.)*(?:ModuleNo
 
 // gpuFailureRE marks a failure line that a GPU problem can produce: a
 // crash, or an error that names the GPU stack.
-var gpuFailureRE = regexp.MustCompile(`(?i)cuda|cudnn|cublas|curand|cufft|cusolver|cusparse|nccl|nvrtc|nvml|nvidia|nvcc|ptxas|tensorrt|\btrt\b|\bgpus?\b|device|driver|out of memory|\boom\b|\blib\w+\.so|\.dll\b|shared object|core dumped|aborted|segmentation fault|illegal instruction|bus error|\bkilled\b|terminate called|check fail|fatal|signal|exit (?:code|status)|exited with|non-zero exit|\bsig[a-z]{3,4}\b`)
+var gpuFailureRE = regexp.MustCompile(`(?i)cuda|cudnn|cublas|curand|cufft|cusolver|cusparse|nccl|nvrtc|nvml|nvidia|nvcc|ptxas|tensorrt|\btrt\b|\bgpus?\b|device|driver|out of memory|\boom\b|\blib\w+\.so|\.dll\b|shared object|core dumped|aborted|segmentation fault|illegal instruction|bus error|\bkilled\b|terminate called|check fail|fatal|signal|floating point exception|exit ?(?:code|status)|exited with|non-zero exit|\bsig[a-z]{3,4}\b`)
 
 // markOpenFailures sorts the failure lines no finding signature explains
 // into openFailures (they keep the answer open) and otherFailures (the
@@ -71,10 +72,16 @@ func (st *explainState) markOpenFailures(hits []hit, known map[int]bool) {
 		}
 	}
 	noticeTraceback := false
+	imports := st.frameworkImportLines()
+	tbStart, inImport := 0, false
 	for i, f := range fails {
+		if pyTracebackRE.MatchString(f.Text) {
+			tbStart = f.Line
+		}
 		if known[f.Line] || wrappedPieceOfKnown(f, texts) {
 			continue
 		}
+		inImport = false
 		if pyTracebackRE.MatchString(f.Text) {
 			noticeTraceback = known[f.Line-1] && st.benignLine(f.Line-1)
 			if noticeTraceback || exceptionAfter(fails[i+1:]) {
@@ -86,13 +93,46 @@ func (st *explainState) markOpenFailures(hits []hit, known map[int]bool) {
 			if inNotice && pyImportErrorRE.MatchString(f.Text) {
 				continue
 			}
+			inImport = tbStart > 0 && slices.ContainsFunc(imports, func(l int) bool { return l > tbStart && l < f.Line })
+			tbStart = 0 // the exception ends its traceback
 		}
-		if gpuFailureRE.MatchString(f.Text) {
+		if inImport || gpuFailureRE.MatchString(f.Text) {
 			st.openFailures = append(st.openFailures, f)
 		} else {
 			st.otherFailures = append(st.otherFailures, f)
 		}
 	}
+}
+
+// fwImportFrameRE is a traceback frame in a GPU framework's package
+// initialisation ('File ".../site-packages/tensorflow/__init__.py"'), and
+// fwImportSourceRE the quoted source line that imports one: an exception
+// below them in the same traceback was raised while the framework
+// loaded (a numpy built for another ABI, a missing module of its own),
+// which is the framework failing to import, not the program's own
+// error.
+var (
+	fwImportFrameRE  = regexp.MustCompile(`[/\\](?:tensorflow|tensorflow_core|torch|jax|jaxlib|keras|cupy|paddle|mxnet|onnxruntime|tensorrt)[/\\]__init__\.py["']`)
+	fwImportSourceRE = regexp.MustCompile(`^\s*(?:import|from)\s+(?:tensorflow|torch|jax|jaxlib|keras|cupy|paddle|mxnet|onnxruntime|tensorrt)\b`)
+)
+
+// frameworkImportLines are the lines of traceback frames and quoted
+// source that show a GPU framework being imported.
+func (st *explainState) frameworkImportLines() []int {
+	var out []int
+	for _, l := range st.contexts["py_frame"] {
+		if fwImportFrameRE.MatchString(l.Text) {
+			out = append(out, l.Line)
+		}
+	}
+	for _, c := range []string{"tensorflow_code", "pytorch_code", "cupy_code"} {
+		for _, l := range st.contexts[c] {
+			if fwImportSourceRE.MatchString(l.Text) {
+				out = append(out, l.Line)
+			}
+		}
+	}
+	return out
 }
 
 // exceptionAfter reports whether an exception line ends the traceback

@@ -1,0 +1,91 @@
+package rules
+
+import "testing"
+
+// review9Cases are the ninth reviewer's probes (session E,
+// /work/coord/review9/FINDINGS.md): answers the session's new harmless
+// readings, extension and application deciders got wrong on pastes
+// written the way the field writes them. Each case failed before its fix.
+var review9Cases = []judgmentCase{
+	// R9-1: torch.distributed's own report of a worker's non-zero exit
+	// ('failed (exitcode: -9)', the ChildFailedError summary's
+	// 'exitcode  : 1') is a failure whose cause the paste does not show:
+	// it keeps the answer open, not 'the program's own error'.
+	{
+		name: "torchrun_exitcode_minus_9_is_no_program_error",
+		log: `NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>
+NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation
+NCCL version 2.18.1+cuda12.1
+ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 1234) of binary: /usr/bin/python3
+`,
+		cause: "", notFinding: []string{"explain.benign_only"},
+	},
+	{
+		name: "torchrun_exitcode_1_is_no_program_error",
+		log: `/opt/conda/lib/python3.10/site-packages/torch/nn/parallel/distributed.py:1054: UserWarning: find_unused_parameters=True was specified in DDP constructor, but did not find any unused parameters in the forward pass.
+ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 4321) of binary: /opt/conda/bin/python
+`,
+		cause: "", notFinding: []string{"explain.benign_only"},
+	},
+	// R9-2: an exception raised while the framework itself imports (a
+	// frame in tensorflow/__init__.py, the quoted 'import tensorflow')
+	// is the framework failing to load, not the program's own error.
+	{
+		name: "exception_inside_tensorflow_import_stays_open",
+		log: `2023-06-01 08:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] This TensorFlow binary is optimized to use available CPU instructions in performance-critical operations.
+To enable the following instructions: AVX2 FMA, in other operations, rebuild TensorFlow with the appropriate compiler flags.
+Traceback (most recent call last):
+  File "main.py", line 3, in <module>
+    import tensorflow as tf
+  File "/usr/lib/python3/site-packages/tensorflow/__init__.py", line 37, in <module>
+    from tensorflow.python.eager import context
+ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from PyObject
+`,
+		cause: "", notFinding: []string{"explain.benign_only"},
+	},
+	// The program's own error after the import stays the program's own.
+	{
+		name: "program_error_after_the_import_stays_its_own",
+		log: `2023-06-01 08:00:00.000000: I tensorflow/core/platform/cpu_feature_guard.cc:182] This TensorFlow binary is optimized to use available CPU instructions in performance-critical operations.
+Traceback (most recent call last):
+  File "main.py", line 9, in <module>
+    main(args.config)
+  File "main.py", line 5, in main
+    cfg = load(path)
+ValueError: config file 'cfg.yaml' has no key 'epochs'
+`,
+		cause: "benign_warning_only",
+	},
+	// R9-3: a PyTorch extension (flash-attn, xFormers, DeepSpeed...) that
+	// cannot load the CUDA runtime is no TensorFlow finding: the
+	// traceback's imports and frames name the package, so TensorFlow's
+	// 'pip install tensorflow[and-cuda]' is not offered.
+	{
+		name: "flash_attn_missing_cudart_gets_no_tensorflow_fix",
+		log: `Traceback (most recent call last):
+  File "infer.py", line 1, in <module>
+    import flash_attn
+  File "/opt/conda/lib/python3.10/site-packages/flash_attn/__init__.py", line 3, in <module>
+    from flash_attn.flash_attn_interface import (
+  File "/opt/conda/lib/python3.10/site-packages/flash_attn/flash_attn_interface.py", line 10, in <module>
+    import flash_attn_2_cuda as flash_attn_cuda
+ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory
+`,
+		cause: "libcudart_missing", decided: true, noFix: []string{"pip-install-tensorflow"},
+	},
+	{
+		name: "deepspeed_op_missing_cublas_gets_no_tensorflow_fix",
+		log: `Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/deepspeed/ops/op_builder/builder.py", line 478, in load
+    return importlib.import_module(self.absolute_name())
+ImportError: libcublas.so.11: cannot open shared object file: No such file or directory
+`,
+		cause: "libcublas_missing", decided: true, noFix: []string{"pip-install-tensorflow"},
+	},
+}
+
+func TestReview9Probes(t *testing.T) {
+	for _, c := range review9Cases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
