@@ -73,6 +73,16 @@ Error: cudaGetDeviceCount failed in paddle::platform::GetCUDADeviceCountImpl, er
 		log:      "cudnnCreate failed: status 35\n",
 		notCause: []string{"driver_too_old_for_cuda"},
 	},
+	// A number that is a percentage or a process's exit code is not a
+	// CUDA error.
+	{
+		name: "cuda_call_then_a_percentage_is_nothing",
+		log:  "cudaMemcpy throughput result 804% of baseline\n",
+	},
+	{
+		name: "cuda_call_then_an_exit_code_is_nothing",
+		log:  "cudaSetDevice test finished, process exit code 35\n",
+	},
 	// PTX JIT failures: the driver could not compile the PTX it got, most
 	// often PTX newer than the driver (a bundled NVRTC). Undecided, however
 	// the name is spaced; TensorFlow's prebuilt kernel_gen kernels read as
