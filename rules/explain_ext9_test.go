@@ -321,6 +321,16 @@ var ext9Cases = []ext9Case{
 		root:       "cuda.undefined_runtime_symbol",
 		notFinding: []string{"broad.compiled_module_unloadable"},
 	},
+	{
+		// A paste that lost the closing quote still names the arch.
+		name: "nvcc_arch_quote_cut",
+		log: "nvcc fatal   : Unsupported gpu architecture 'compute_61\n" +
+			"error: command '/usr/bin/nvcc' failed with exit status 1",
+		cause:      "unsupported_compute_capability",
+		root:       "gpu.toolkit_too_old_for_arch",
+		decided:    true,
+		notFinding: []string{"broad.extension_build_failed"},
+	},
 }
 
 func TestExt9CompiledModules(t *testing.T) {
