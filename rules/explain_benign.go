@@ -155,7 +155,9 @@ func exceptionAfter(fails []lineRef) bool {
 // width) whose continuation right below (continuesAbove) is a recognised
 // line.
 func wrappedPieceOfKnown(f lineRef, texts map[int][]string) bool {
-	piece := strings.TrimSpace(f.Text)
+	// A quoted line longer than maxQuoteBytes ends in "…": match what is
+	// left of it.
+	piece := strings.TrimSuffix(strings.TrimSpace(f.Text), "…")
 	if piece == "" {
 		return false
 	}

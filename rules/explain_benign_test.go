@@ -285,3 +285,18 @@ func TestBenignAsksTheFrameworksOwnQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestWrappedPieceQuotedShort: a failure-looking piece of a wrapped
+// message a signature recognised is explained by it, also when the
+// piece is longer than a quoted line (quote cuts it and adds "…").
+func TestWrappedPieceQuotedShort(t *testing.T) {
+	piece := "ERROR: " + strings.Repeat("x", 400)
+	joined := "W tensorflow/core/kernels/data/generator_dataset_op.cc:103] Error occurred when finalizing GeneratorDataset iterator: " + piece
+	f := quote(hit{line: 2, text: piece})
+	if !strings.HasSuffix(f.Text, "…") {
+		t.Fatalf("quote did not cut %d bytes", len(piece))
+	}
+	if !wrappedPieceOfKnown(f, map[int][]string{1: {joined}}) {
+		t.Errorf("a cut quote of the piece is not found in the recognised message it belongs to")
+	}
+}
