@@ -55,6 +55,11 @@ var lineFrameworks = []struct {
 	{"cupy", []string{"cupy"}, regexp.MustCompile(`(?i)\bcupy(?:_backends)?\b`)},
 	{"onnxruntime", []string{"onnxruntime"}, regexp.MustCompile(`(?i)onnxruntime`)},
 	{"mxnet", []string{"mxnet"}, regexp.MustCompile(`(?i)\bmxnet\b`)},
+	// GPU libraries and programs that are none of the frameworks above: a
+	// finding on their lines gets neither TensorFlow's fixes nor the
+	// PyTorch/JAX/ONNX Runtime reinstall (FFmpeg's h264_nvenc, LightGBM,
+	// XGBoost, faiss, dlib, CatBoost, CTranslate2, llama.cpp/ggml).
+	{"other", []string{"lightgbm", "xgboost", "faiss", "ffmpeg", "_nvenc", "_cuvid", "dlib", "catboost", "ctranslate2", "llama.cpp", "llama_cpp", "ggml"}, regexp.MustCompile(`(?i)\blightgbm\b|xgboost|\bfaiss\b|ffmpeg|\w_(?:nvenc|cuvid)\b|\bdlib\b|catboost|ctranslate2|llama[._]cpp|\bggml`)},
 }
 
 // lineFrameworksOf returns the frameworks a line names.

@@ -309,12 +309,29 @@ cutlassF-pt is not supported because:
 	{
 		name:  "lightgbm_cuda_tree_learner_not_enabled",
 		log:   "[LightGBM] [Fatal] CUDA Tree Learner was not enabled in this build. Please recompile with CMake option -DUSE_CUDA=1\n",
-		cause: "framework_cpu_only_build", decided: true,
+		cause: "framework_cpu_only_build", decided: true, noFix: []string{"framework-gpu-build"},
 	},
 	{
 		name:  "ffmpeg_unknown_encoder_nvenc",
 		log:   "Unknown encoder 'h264_nvenc'\n",
-		cause: "framework_cpu_only_build", decided: true,
+		cause: "framework_cpu_only_build", decided: true, noFix: []string{"framework-gpu-build"},
+	},
+	// Libraries that are none of the frameworks get no PyTorch/JAX/ONNX
+	// Runtime reinstall for their own CPU-only build.
+	{
+		name:  "lightgbm_gpu_learner_gets_no_pytorch_reinstall",
+		log:   "[LightGBM] [Fatal] GPU Tree Learner was not enabled in this build. Please recompile with CMake option -DUSE_GPU=1\n",
+		cause: "framework_cpu_only_build", decided: true, noFix: []string{"framework-gpu-build"},
+	},
+	{
+		name:  "xgboost_without_gpu_gets_no_pytorch_reinstall",
+		log:   "xgboost.core.XGBoostError: XGBoost version not compiled with GPU support.\n",
+		cause: "framework_cpu_only_build", decided: true, noFix: []string{"framework-gpu-build"},
+	},
+	{
+		name:  "faiss_cpu_gets_no_pytorch_reinstall",
+		log:   "AttributeError: module 'faiss' has no attribute 'StandardGpuResources'\n",
+		cause: "framework_cpu_only_build", decided: true, noFix: []string{"framework-gpu-build"},
 	},
 	{
 		name: "ffmpeg_unknown_encoder_other_codec_is_nothing",
