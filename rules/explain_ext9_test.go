@@ -331,6 +331,17 @@ var ext9Cases = []ext9Case{
 		decided:    true,
 		notFinding: []string{"broad.extension_build_failed"},
 	},
+	{
+		name:  "lua_rock_not_found",
+		log:   "/home/u/torch/install/share/lua/5.1/trepl/init.lua:389: module 'cutorch' not found:No LuaRocks module found for cutorch",
+		cause: "framework_not_installed", root: "lua.torch_rock_not_installed",
+	},
+	{
+		// MMCV's FAQ: the lite mmcv has no ops (install mmcv-full).
+		name:  "mmcv_ops_missing",
+		log:   "ModuleNotFoundError: No module named 'mmcv.ops'",
+		cause: "framework_import_failed", root: "framework.extension_not_built",
+	},
 }
 
 func TestExt9CompiledModules(t *testing.T) {
