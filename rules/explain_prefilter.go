@@ -21,8 +21,8 @@ import (
 // present. A prefilter only ever skips an expression that cannot match,
 // so the answers are those of the expressions alone (TestPrefilterSound,
 // FuzzPrefilter, TestPrefilterChangesNoHit). The literals are looked for
-// with strings.Contains in the candidate line, the cheapest clause first,
-// each answer remembered for the line (lineView.has), a bitmap of the
+// in the candidate line, the cheapest clause first, each answer (whether
+// and where) remembered for the line (lineView.at), a bitmap of the
 // line's byte pairs answering most on a long line, and a run of wrapped
 // lines joined (scanner.wrap) looked at only across the cut and in the new
 // piece for a literal the run so far lacks (runLits): putting the
@@ -31,15 +31,16 @@ import (
 // the expressions it saved. Two more cuts, as sound: an expression
 // anchored at the line's start runs only on a line that starts as its
 // match must (anchoredFirst), and one whose match starts with one of a
-// few strings runs from the first of them (startLiterals).
+// few strings (startLiterals, literals of the same memo) runs anchored
+// where the first few of them are, then from the next (matcher.match).
 //
 // The literals come from the expression's parsed form (regexp/syntax; the
 // regexp package keeps its own literal analysis to itself, and
 // google/codesearch's RegexpQuery works in trigrams, which would need a
 // trigram set per line): exact sets (the few strings a piece can match:
-// `(?:update|upgrade)`, `[’']`, `drivers?`) are multiplied out along a
-// concatenation, a piece that matches too many strings cuts the run into
-// clauses, and an alternation keeps one clause from each branch.
+// `(?:update|upgrade)`, `[’']`, `drivers?`, `\\{1,2}`) are multiplied out
+// along a concatenation, a piece that matches too many strings cuts the
+// run into clauses, and an alternation keeps one clause from each branch.
 //
 // Case: a case-sensitive literal is looked for as it is; a case-folded
 // one (under (?i), or where a case-sensitive piece joins a folded one) is
