@@ -89,3 +89,70 @@ func TestReview9Probes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
 	}
 }
+
+// R9-4: the interactive interpreter's banner ('... [Clang 14.0.6 ] on
+// darwin') and CPython's macOS extension suffix say the Python runs on
+// macOS: PyTorch's macOS builds have no CUDA, so a CPU-only torch there
+// is no reason to reinstall torch from a CUDA index (whose first step
+// uninstalls it).
+var review9MacCases = []judgmentCase{
+	{
+		name: "python_banner_on_darwin_gets_no_cuda_wheel",
+		log: `Python 3.11.5 (main, Sep 11 2023, 08:31:25) [Clang 14.0.6 ] on darwin
+Type "help", "copyright", "credits" or "license" for more information.
+>>> import torch
+>>> torch.zeros(1).cuda()
+AssertionError: Torch not compiled with CUDA enabled
+`,
+		cause: "no_nvidia_gpu", decided: true, noFix: []string{"framework-gpu-build"},
+	},
+	{
+		name: "darwin_extension_suffix_gets_no_cuda_wheel",
+		log: `  File "/Users/me/venv/lib/python3.11/site-packages/torch/cuda/__init__.py", line 289, in _lazy_init
+    raise AssertionError("Torch not compiled with CUDA enabled")
+AssertionError: Torch not compiled with CUDA enabled
+ImportError: dlopen(/Users/me/venv/lib/python3.11/site-packages/mmcv/_ext.cpython-311-darwin.so, 0x0002): symbol not found in flat namespace '__ZN2at4cuda20getCurrentCUDAStreamEa'
+`,
+		cause: "no_nvidia_gpu", decided: true, noFix: []string{"framework-gpu-build"},
+	},
+	// Linux's banner keeps the CUDA build's fix.
+	{
+		name: "python_banner_on_linux_keeps_the_cuda_wheel",
+		log: `Python 3.11.5 (main, Sep 11 2023, 13:54:46) [GCC 11.2.0] on linux
+>>> import torch
+>>> torch.zeros(1).cuda()
+AssertionError: Torch not compiled with CUDA enabled
+`,
+		cause: "framework_cpu_only_build", decided: true,
+	},
+}
+
+func TestReview9MacProbes(t *testing.T) {
+	for _, c := range review9MacCases {
+		t.Run(c.name, func(t *testing.T) { checkJudgment(t, c) })
+	}
+}
+
+// R9-5: a README or help text quoted in the paste ('If CUDA is not
+// available, the script will fall back to CPU') is a conditional, no
+// fact about the machine: it does not become a CPU-only build that
+// outranks the paste's own failure.
+func TestReview9ConditionalProseIsNoFallback(t *testing.T) {
+	checkJudgment(t, judgmentCase{
+		log: `README:
+  The script picks the GPU automatically. If CUDA is not available, the script will fall back to CPU.
+  When no GPU is found it is using the CPU.
+$ python run.py
+Traceback (most recent call last):
+  File "run.py", line 3, in <module>
+    from utils import helper
+ModuleNotFoundError: No module named 'utils'
+`,
+		cause: "", notCause: []string{"framework_cpu_only_build"},
+	})
+	// The program's own statement is still read.
+	checkJudgment(t, judgmentCase{
+		log:   "CUDA is not available, falling back to CPU\n",
+		cause: "framework_cpu_only_build",
+	})
+}
