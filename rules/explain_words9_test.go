@@ -139,6 +139,29 @@ The unsupported driver range: [545.0, 545.29)
 		cause: "unsupported_compute_capability", decided: false,
 		detail: "compute_type='float32'",
 	},
+	// ... decided where the paste names a GPU older than Volta (no FP16
+	// tensor cores); int8 (6.1+) is not decided by such a name.
+	{
+		name: "ctranslate2_float16_with_a_pascal_gpu_shown_is_decided",
+		log: `|   0  NVIDIA GeForce GTX 1070     Off  | 00000000:01:00.0  On |                  N/A |
+ValueError: Requested float16 compute type, but the target device or backend do not support efficient float16 computation.
+`,
+		cause: "unsupported_compute_capability", decided: true,
+	},
+	{
+		name: "ctranslate2_float16_with_a_turing_gpu_shown_stays_undecided",
+		log: `|   0  NVIDIA GeForce RTX 2080     Off  | 00000000:01:00.0  On |                  N/A |
+ValueError: Requested float16 compute type, but the target device or backend do not support efficient float16 computation.
+`,
+		cause: "unsupported_compute_capability", decided: false,
+	},
+	{
+		name: "ctranslate2_int8_with_a_gtx_1070_stays_undecided",
+		log: `GeForce GTX 1070
+ValueError: Requested int8 compute type, but the target device or backend do not support efficient int8 computation.
+`,
+		cause: "unsupported_compute_capability", decided: false,
+	},
 	{
 		name:  "ctranslate2_int8_float16",
 		log:   "Requested int8_float16 compute type, but the target device or backend do not support efficient int8_float16 computation.\n",
