@@ -1115,12 +1115,27 @@ func reasonMemoryHeld(st *explainState) {
 		}
 		return
 	}
+	// A multi-process job (ctx.distributed_job) whose 'other processes'
+	// each hold about what this one holds: most likely its own ranks,
+	// all put on this GPU (no torch.cuda.set_device(local_rank)), not
+	// another job. Freeing the GPU of them stops the job itself.
+	ranks := proof && ownOK && st.has("distributed_job") && siblingRows(procs, procOrder, selfPid, own)
+	if ranks {
+		proof = false
+	}
 	for _, d := range targets {
 		d.cause = "gpu_out_of_memory_other_process"
 		d.link = st.lib.linkOf(d.cause)
 		d.weight += 5
 		d.ev("memory_lines", lines)
 		d.reasons = append(d.reasons, "explain.gpu_memory_held")
+		if ranks {
+			d.symptom, d.noFix = true, true
+			d.title = "The GPU ran out of memory: most likely this job's own processes share one GPU"
+			d.detail = "Memory outside this process was in use: " + why + ". The paste runs a multi-process job, and each other process holds about what this one holds: most likely they are this job's own ranks, all placed on the same GPU. Each rank must use its own GPU: call torch.cuda.set_device(local_rank) (or pass device_ids=[local_rank]) before any CUDA work, and launch no more processes than GPUs. nvidia-smi's process list shows whether the processes are this job's."
+			d.ev("distributed_lines", firstN(st.contexts["distributed_job"], 1))
+			continue
+		}
 		if !proof {
 			// The likelier reading, asked to be confirmed: the signature's
 			// next step (nvidia-smi's process list) decides.
@@ -1134,6 +1149,23 @@ func reasonMemoryHeld(st *explainState) {
 		d.title = "The GPU ran out of memory: another process holds it"
 		d.detail = "Memory was already taken before this program allocated: " + why + ". Stop the other process or use a free GPU."
 	}
+}
+
+// siblingRows reports whether every process PyTorch lists beside this
+// one (self excepted) holds about what this one holds (within a factor
+// of 1.5), the way a job's ranks do; at least one such row.
+func siblingRows(procs map[string]float64, order []string, self string, own float64) bool {
+	n := 0
+	for _, pid := range order {
+		if pid == self {
+			continue
+		}
+		if m := procs[pid]; m*3 < own*2 || m*2 > own*3 {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // smiGPUs pairs nvidia-smi's GPU rows with their usage rows.

@@ -156,3 +156,27 @@ ModuleNotFoundError: No module named 'utils'
 		cause: "framework_cpu_only_build",
 	})
 }
+
+// R9-6: in a multi-process job (torchrun's '[rank3]:' prefix, NCCL,
+// local_rank) the 'other processes' PyTorch lists beside this one, each
+// holding about what this one holds, are most likely the job's own ranks
+// put on one GPU (no torch.cuda.set_device(local_rank)): 'another process
+// holds it, use a free GPU' is not proven.
+func TestReview9RanksOnOneGPUAreNoOtherJob(t *testing.T) {
+	ranks := `[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 79.15 GiB of which 12.75 MiB is free. Process 2201 has 19.70 GiB memory in use. Process 2202 has 19.70 GiB memory in use. Process 2203 has 19.70 GiB memory in use. Including non-PyTorch memory, this process has 19.70 GiB memory in use. Of the allocated memory 18.90 GiB is allocated by PyTorch, and 300.00 MiB is reserved by PyTorch but unallocated.
+`
+	checkJudgment(t, judgmentCase{log: ranks, cause: "gpu_out_of_memory_other_process", decided: false,
+		noFix: []string{"use-free-gpu"}, detail: "set_device"})
+	two := `$ torchrun --nproc_per_node=2 train.py
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 20.00 MiB is free. Process 5001 has 11.60 GiB memory in use. Including non-PyTorch memory, this process has 11.90 GiB memory in use. Of the allocated memory 11.20 GiB is allocated by PyTorch, and 300.00 MiB is reserved by PyTorch but unallocated.
+`
+	checkJudgment(t, judgmentCase{log: two, cause: "gpu_out_of_memory_other_process", decided: false,
+		noFix: []string{"use-free-gpu"}, detail: "set_device"})
+	// A single-process run: another process's memory stays proven.
+	one := `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 79.15 GiB of which 12.75 MiB is free. Process 2201 has 59.10 GiB memory in use. Including non-PyTorch memory, this process has 19.70 GiB memory in use. Of the allocated memory 18.90 GiB is allocated by PyTorch, and 300.00 MiB is reserved by PyTorch but unallocated.
+`
+	checkJudgment(t, judgmentCase{log: one, cause: "gpu_out_of_memory_other_process", decided: true})
+	// A multi-process job beside a much bigger other process: proven.
+	big := "[rank0]: " + one
+	checkJudgment(t, judgmentCase{log: big, cause: "gpu_out_of_memory_other_process", decided: true})
+}
