@@ -47,8 +47,11 @@ type matcher struct {
 	// with the rest of it, compared in place.
 	class  [256]uint8
 	nclass int
-	delta  []uint16
-	out    [][]kwOut
+	// longest is the longest keyword's length: a keyword across the
+	// cut of two wrapped pieces lies within longest-1 bytes of it.
+	longest int
+	delta   []uint16
+	out     [][]kwOut
 }
 
 // kwOut is a keyword of signature sig whose first bytes the automaton
@@ -117,6 +120,11 @@ func newMatcher(sigs []*Signature) *matcher {
 			}
 			m.starts[si] = append(m.starts[si], ids)
 			m.anchored[si] = append(m.anchored[si], atomic.Pointer[anchoredRE]{})
+		}
+	}
+	for _, s := range sigs {
+		for _, k := range s.Keywords {
+			m.longest = max(m.longest, len(k))
 		}
 	}
 	// The automaton, over fewer of the keywords' first bytes should a
@@ -507,9 +515,10 @@ func (sc *scanner) wrap(lineNo int, seg string) {
 	}
 	m := sc.m
 	// The joined text's candidates: every keyword of a piece, plus those
-	// that straddle the cut (looked for in a window around it, wider than
-	// any keyword), so the run is not scanned again.
-	const window = 96
+	// that straddle the cut (looked for in the window around it where
+	// such a keyword lies, the longest keyword less a byte on each side),
+	// so the run is not scanned again.
+	window := max(m.longest-1, 1)
 	left, right := sc.run, seg
 	if len(left) > window {
 		left = left[len(left)-window:]
@@ -523,9 +532,11 @@ func (sc *scanner) wrap(lineNo int, seg string) {
 	sc.run, sc.runLast = joined, len(seg)
 	sc.runPieces++
 	sc.runSigs = append(sc.runSigs, sc.alone...)
-	sc.runCand = append(sc.runCand, sc.segCand...)
+	// The run keeps the keywords across this cut too: the next cut's
+	// window does not reach back to it.
+	sc.runCand = append(append(sc.runCand, sc.segCand...), sc.winBuf...)
 	sc.buf = sc.buf[:0]
-	for _, si := range append(sc.runCand, sc.winBuf...) {
+	for _, si := range sc.runCand {
 		// A broad signature's words must stand on one line: joined
 		// pieces would pair words of two messages (and rerun its
 		// expressions over ever longer text).

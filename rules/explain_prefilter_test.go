@@ -546,3 +546,41 @@ func TestPrefilterInvalidUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapWindowFitsLongestKeyword: a keyword cut in two by a wrap is
+// found in the joined text however long it is (the window around the cut
+// was 96 bytes, and a longer keyword that began further back was missed),
+// and the window is no wider than the longest keyword needs.
+func TestWrapWindowFitsLongestKeyword(t *testing.T) {
+	kw := strings.Repeat("nvidia driver failure ", 6) // 132 bytes
+	sig := &Signature{ID: "x.y", Keywords: []string{kw}, Patterns: []string{`nvidia driver failure (?:nvidia driver failure ){5}`}}
+	sig.re = []*regexp.Regexp{regexp.MustCompile(sig.Patterns[0])}
+	m := newMatcher([]*Signature{sig})
+	if m.longest != len(kw) {
+		t.Fatalf("longest %d, want %d", m.longest, len(kw))
+	}
+	for _, cut := range []int{1, 30, 100, 120, len(kw) - 1} {
+		text := "x " + kw[:cut] + "\n" + kw[cut:] + " end\n"
+		if cut < wrapMinPiece {
+			text = strings.Repeat("y", wrapMinPiece) + text // the piece before the cut is long enough to be wrapped
+		}
+		hits, _ := m.scan(text)
+		if len(hits) != 1 || hits[0].line != 1 {
+			t.Errorf("cut at %d: hits %v, want one on line 1", cut, hitKeys(hits))
+		}
+	}
+}
+
+// TestWrapKeywordAcrossEarlierCut: a keyword cut by the first wrap still
+// makes its signature a candidate when the message ends two pieces later,
+// beyond the window around the second cut.
+func TestWrapKeywordAcrossEarlierCut(t *testing.T) {
+	sig := &Signature{ID: "x.y", Keywords: []string{"nvidia driver failure"}, Patterns: []string{`nvidia driver failure .* code (?P<n>\d+)`}}
+	sig.re = []*regexp.Regexp{regexp.MustCompile(sig.Patterns[0])}
+	m := newMatcher([]*Signature{sig})
+	text := strings.Repeat("x", wrapMinPiece) + " nvidia dri\n" + "ver failure " + strings.Repeat("y", 120) + "\n" + " code 42\n"
+	hits, _ := m.scan(text)
+	if len(hits) != 1 || hits[0].line != 1 || hits[0].values["n"] != "42" {
+		t.Errorf("hits %v, want code 42 on line 1", hitKeys(hits))
+	}
+}
