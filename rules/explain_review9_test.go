@@ -180,3 +180,17 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
 	big := "[rank0]: " + one
 	checkJudgment(t, judgmentCase{log: big, cause: "gpu_out_of_memory_other_process", decided: true})
 }
+
+// R9-7: PyTorch's 'CUDA initialization: CUDA driver initialization
+// failed' warning, then is_available()'s False: the False is its
+// consequence (a CPU-only wheel prints no such warning), so it does not
+// outrank the warning as a CPU-only build.
+func TestReview9CUDAInitWarningOutranksItsFalse(t *testing.T) {
+	checkJudgment(t, judgmentCase{
+		log: `>>> torch.cuda.is_available()
+/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:128: UserWarning: CUDA initialization: CUDA driver initialization failed, you might not have a CUDA gpu. (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)
+False
+`,
+		cause: "cuinit_unknown_error",
+	})
+}
