@@ -51,8 +51,14 @@ var pyExceptionLineRE = regexp.MustCompile(`^\W{0,3}(?:[A-Za-z_]\w*\.)*[A-Z]\w*(
 var pyImportErrorRE = regexp.MustCompile(`^\W{0,3}(?:[A-Za-z_]\w*\.)*(?:ModuleNotFound|Import)Error\b`)
 
 // gpuFailureRE marks a failure line that a GPU problem can produce: a
-// crash, or an error that names the GPU stack.
-var gpuFailureRE = regexp.MustCompile(`(?i)cuda|cudnn|cublas|curand|cufft|cusolver|cusparse|nccl|nvrtc|nvml|nvidia|nvcc|ptxas|tensorrt|\btrt\b|\bgpus?\b|device|driver|out of memory|\boom\b|\blib\w+\.so|\.dll\b|shared object|core dumped|aborted|segmentation fault|illegal instruction|bus error|\bkilled\b|terminate called|check fail|fatal|signal|floating point exception|exit ?(?:code|status)|exited with|non-zero exit|\bsig[a-z]{3,4}\b`)
+// crash, or an error that names the GPU stack, also in a framework's own
+// words for it: cuDNN as 'the dnn implementation' (TensorFlow) or 'unable
+// to find an engine' (PyTorch's cuDNN v8 API), BLAS/GEMM, a CUBIN or PTX,
+// StreamExecutor's Then* calls ('Failed to call ThenRnnForward'),
+// TensorFlow 1's 'Failed to create session', and the errors a runtime
+// raises for its own failures, never for a program's arguments
+// (TensorFlow's errors_impl.InternalError, XLA's 'INTERNAL:').
+var gpuFailureRE = regexp.MustCompile(`(?i)\bdnn\b|unable to find an engine|\bcubin\b|\bptx\b|\bblas\b|\bgemm\b|stream ?executor|(?-i:\bThen[A-Z][a-z]\w*)|failed to create session|(?-i:errors_impl\.InternalError\b)|(?-i:XlaRuntimeError: INTERNAL\b)|cuda|cudnn|cublas|curand|cufft|cusolver|cusparse|nccl|nvrtc|nvml|nvidia|nvcc|ptxas|tensorrt|\btrt\b|\bgpus?\b|device|driver|out of memory|\boom\b|\blib\w+\.so|\.dll\b|shared object|core dumped|aborted|segmentation fault|illegal instruction|bus error|\bkilled\b|terminate called|check fail|fatal|signal|floating point exception|exit ?(?:code|status)|exited with|non-zero exit|\bsig[a-z]{3,4}\b`)
 
 // markOpenFailures sorts the failure lines no finding signature explains
 // into openFailures (they keep the answer open) and otherFailures (the
