@@ -194,3 +194,18 @@ False
 		cause: "cuinit_unknown_error",
 	})
 }
+
+// R9-8: nvcc refusing an architecture while building an extension
+// (DeepSpeed's fused_adam, any setup.py build_ext) is the CUDA toolkit's
+// age, not TensorFlow's: no 'use another TensorFlow release' fix.
+func TestReview9NvccArchIsNoTensorFlowFix(t *testing.T) {
+	checkJudgment(t, judgmentCase{
+		log: `  running build_ext
+  building 'fused_adam' extension
+  /usr/local/cuda/bin/nvcc -I/usr/include/python3.10 -c csrc/fused_adam.cu -o build/fused_adam.o -gencode=arch=compute_90,code=sm_90
+  nvcc fatal   : Unsupported gpu architecture 'compute_90'
+  error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1
+`,
+		cause: "unsupported_compute_capability", decided: true, noFix: []string{"older-tensorflow"},
+	})
+}
