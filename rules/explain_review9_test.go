@@ -209,3 +209,32 @@ func TestReview9NvccArchIsNoTensorFlowFix(t *testing.T) {
 		cause: "unsupported_compute_capability", decided: true, noFix: []string{"older-tensorflow"},
 	})
 }
+
+// R9-9: an XLA op that fails because ptxas failed ('OP_REQUIRES failed
+// at xla_ops.cc:574 : INTERNAL: ptxas exited with non-zero error code
+// 65280, output: ') after TensorFlow created its GPU device was
+// answered 'No problem in the log: the framework used the GPU'.
+func TestReview9XlaPtxasExitIsAFailure(t *testing.T) {
+	checkJudgment(t, judgmentCase{
+		log: `2024-06-01 10:00:03.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1928] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 9600 MB memory:  -> device: 0, name: NVIDIA GeForce RTX 3080, pci bus id: 0000:01:00.0, compute capability: 8.6
+Epoch 1/10
+2024-06-01 10:05:10.000000: W tensorflow/core/framework/op_kernel.cc:1839] OP_REQUIRES failed at xla_ops.cc:574 : INTERNAL: ptxas exited with non-zero error code 65280, output: 
+`,
+		cause: "xla_ptxas_or_libdevice_missing", decided: false,
+	})
+	// The autotuner's own check falls back to the driver: not this failure.
+	checkJudgment(t, judgmentCase{
+		log: `2021-12-31 20:28:35.052992: W tensorflow/stream_executor/gpu/redzone_allocator.cc:314] Internal: ptxas exited with non-zero error code 256, output:
+Relying on driver to perform ptx compilation.
+`,
+		cause: "xla_ptxas_or_libdevice_missing", decided: true, notFinding: []string{"xla.ptxas_exited"},
+	})
+	// Any other op failing is a failure line: beside harmless notices it
+	// is at least the program's own error, not 'nothing needs fixing'.
+	checkJudgment(t, judgmentCase{
+		log: `2024-06-01 10:00:00.000000: I tensorflow/core/util/port.cc:113] oneDNN custom operations are on. You may see slightly different numerical results due to floating-point round-off errors from different computation orders. To turn them off, set the environment variable ` + "`TF_ENABLE_ONEDNN_OPTS=0`" + `.
+2024-06-01 10:05:10.000000: W tensorflow/core/framework/op_kernel.cc:1839] OP_REQUIRES failed at strided_slice_op.cc:117 : INVALID_ARGUMENT: slice index 5 of dimension 0 out of bounds.
+`,
+		cause: "benign_warning_only", detail: "error at line 2",
+	})
+}
