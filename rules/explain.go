@@ -690,6 +690,9 @@ func explainHits(lib *library, hits []hit, extra map[*Signature]int, version str
 	}
 	ipython := st.has("py_ipython_frame")
 	for _, h := range findingHits {
+		if docQuoteRE.MatchString(h.text) {
+			continue
+		}
 		if h.sig.Tier == TierBroad {
 			if in, ok := frames[h.line-1]; known[h.line] || (ok && indentOf(h.text) > in) {
 				continue

@@ -32,6 +32,13 @@ var (
 	fileToolRE = regexp.MustCompile(`^\s*(?:ls|find|stat|du|readlink|realpath|file|which|cat|head|tail|grep|cp|mv|ln|rm|tree):\s`)
 )
 
+// docQuoteRE is a line that quotes a message to explain it, the way a
+// README, a FAQ or a forum answer pasted along does: '"Could not load
+// dynamic library 'libcudart.so.11.0'" means CUDA 11 is not installed',
+// 'If you see "Failed to initialize NVML", reboot'. The message is
+// quoted, not printed by this machine: no signature reads the line.
+var docQuoteRE = regexp.MustCompile(`(?i)(?:"[^"]{8,}"|“[^”]{8,}”|'[^']{8,}'|` + "`[^`]{8,}`" + `)\s*(?:\)\s*)?(?:[,:]\s*)?(?:(?:usually|often|typically|simply|just) )?(?:means|indicates|is caused by|is due to|happens when|occurs when|can be (?:safely )?ignored|is harmless)\b|\bif you (?:see|get|encounter|hit|run into)\s*:?\s*["“'` + "`" + `]`)
+
 func notAMessage(text string, ipython bool) bool {
 	switch {
 	case promptLineRE.MatchString(text),

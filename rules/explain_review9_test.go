@@ -238,3 +238,34 @@ Relying on driver to perform ptx compilation.
 		cause: "benign_warning_only", detail: "error at line 2",
 	})
 }
+
+// R9-10: a README or FAQ pasted along quotes messages to explain them
+// ('"Failed to initialize NVML: Driver/library version mismatch" means you
+// need to reboot'): the machine did not print them, so no signature
+// decides on them (it decided a reboot and a TensorFlow reinstall here,
+// over the paste's own ModuleNotFoundError).
+func TestReview9QuotedMessagesInDocsAreNotPrinted(t *testing.T) {
+	checkJudgment(t, judgmentCase{
+		log: `$ cat README.md
+Troubleshooting:
+- "Could not load dynamic library 'libcudart.so.11.0'" means CUDA 11 is not installed.
+- "Failed to initialize NVML: Driver/library version mismatch" usually means you need to reboot.
+- If you see "CUDA driver version is insufficient for CUDA runtime version", update the driver.
+$ python train.py
+Traceback (most recent call last):
+  File "train.py", line 1, in <module>
+    import yaml
+ModuleNotFoundError: No module named 'yaml'
+`,
+		cause: "", notCause: []string{"driver_library_mismatch", "libcudart_missing", "driver_too_old_for_cuda"},
+	})
+	// The messages themselves, quoted by the tool that prints them, stay read.
+	checkJudgment(t, judgmentCase{
+		log:   "2021-01-01 10:00:00.000000: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory\n",
+		cause: "libcudart_missing", decided: true,
+	})
+	checkJudgment(t, judgmentCase{
+		log:   "Failed to initialize NVML: Driver/library version mismatch\n",
+		cause: "driver_library_mismatch", decided: true,
+	})
+}
