@@ -220,6 +220,18 @@ interpreter and do not count): the kernel is not the environment the framework
 was installed in.`,
 		Run: reasonPythonEnv,
 	},
+
+	{
+		ID: "explain.notebook_false", Title: "A notebook's False against a True from outside it", Link: checks.LinkPython, Phase: phaseFindings,
+		Causes: []string{"jupyter_kernel_wrong_env"},
+		Doc: `In a notebook paste, the notebook's own answer to the CUDA query ('Out[1]: False')
+next to a True from outside the notebook (a terminal's python -c, a script's
+'torch.cuda.is_available(): True'): the same machine runs CUDA for one interpreter
+and not for the kernel, so a CPU-only build is not the likeliest reading; the
+kernel most likely runs another environment (undecided: the kernel's
+sys.executable decides).`,
+		Run: reasonNotebookFalse,
+	},
 	{
 		ID: "explain.torch_cuda_build", Title: "CUDA unavailable in a PyTorch that is a CUDA build", Link: checks.LinkRuntime, Phase: phaseFindings,
 		Causes: []string{"driver_missing", "wsl_libcuda_not_found", "container_runtime_no_gpu", "driver_too_old_for_cuda", "cuda_visible_devices_hides_gpu"},
@@ -2073,6 +2085,54 @@ func reasonPythonEnv(st *explainState) {
 	d.weight = 16
 	d.ev("kernel_python", interps[0].values["interp_path"])
 	d.ev("package_folder", other[0].values["site_path"])
+}
+
+// reasonNotebookFalse: see explain.notebook_false.
+func reasonNotebookFalse(st *explainState) {
+	if !st.has("jupyter") {
+		return
+	}
+	var yes *lineRef
+	for _, t := range st.contexts["cuda_query_true"] {
+		if strings.Contains(t.Text, "Out[") {
+			continue // the notebook's own True
+		}
+		if strings.Contains(t.Text, "is_available") {
+			yes = &t
+			break
+		}
+		for _, q := range st.contexts["framework_cuda_query"] {
+			if t.Line > q.Line && t.Line-q.Line <= 2 && !strings.HasPrefix(strings.TrimSpace(q.Text), "In [") {
+				yes = &t
+				break
+			}
+		}
+		if yes != nil {
+			break
+		}
+	}
+	if yes == nil {
+		return
+	}
+	for _, d := range st.drafts {
+		if !d.symptom || !d.is(roleCUDAQueryFalse) || d.cause != "framework_cpu_only_build" {
+			continue
+		}
+		notebook := false
+		for _, l := range d.lines {
+			notebook = notebook || strings.Contains(l.Text, "Out[")
+		}
+		if !notebook {
+			continue
+		}
+		d.cause = "jupyter_kernel_wrong_env"
+		d.link = st.lib.linkOf(d.cause)
+		d.noFix = true
+		d.title = "The notebook says CUDA is not available where another Python on the machine says it is"
+		d.detail = "The notebook's kernel answers False while a Python outside the notebook answers True (line " + strconv.Itoa(yes.Line) + "): CUDA works on this machine for that interpreter, so the kernel most likely runs another environment (one without the CUDA build of the framework). Run import sys; print(sys.executable) in the notebook and which python in the terminal; if they differ, register the working environment as a kernel (python -m ipykernel install --user --name <env>) and select it."
+		d.lines = append(d.lines, *yes)
+		d.reasons = append(d.reasons, "explain.notebook_false")
+	}
 }
 
 // systemPython matches the system's own interpreters, which belong to no

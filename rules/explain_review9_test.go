@@ -269,3 +269,39 @@ ModuleNotFoundError: No module named 'yaml'
 		cause: "driver_library_mismatch", decided: true,
 	})
 }
+
+// R9-11: the terminal's python answers True, the notebook's kernel False:
+// CUDA works on the machine for one interpreter, so the notebook's False
+// is not a CPU-only build; the kernel most likely runs another
+// environment (undecided).
+func TestReview9NotebookFalseBesideTerminalTrue(t *testing.T) {
+	checkJudgment(t, judgmentCase{
+		log: `In terminal:
+$ python -c "import torch; print(torch.cuda.is_available())"
+True
+In Jupyter notebook:
+In [1]: import torch
+        torch.cuda.is_available()
+Out[1]: False
+`,
+		cause: "jupyter_kernel_wrong_env", decided: false,
+	})
+	// A notebook's own False alone stays the CPU-only reading.
+	checkJudgment(t, judgmentCase{
+		log: `In [1]: import torch
+        torch.cuda.is_available()
+Out[1]: False
+`,
+		cause: "framework_cpu_only_build",
+	})
+	// The terminal False, the notebook True: nothing to move.
+	checkJudgment(t, judgmentCase{
+		log: `$ python -c "import torch; print(torch.cuda.is_available())"
+False
+In [1]: import torch
+        torch.cuda.is_available()
+Out[1]: True
+`,
+		cause: "framework_cpu_only_build",
+	})
+}
