@@ -305,3 +305,25 @@ Out[1]: True
 		cause: "framework_cpu_only_build",
 	})
 }
+
+// R9-12: cmd.exe's prompt ('C:\>') and its 'is not recognized as an
+// internal or external command' are native Windows: nvidia-smi missing
+// there gets no Linux driver install (ubuntu-drivers, reboot), and
+// TensorFlow's empty GPU list reads as native Windows.
+func TestReview9CmdPromptIsWindows(t *testing.T) {
+	checkJudgment(t, judgmentCase{
+		log: `C:\> nvidia-smi
+'nvidia-smi' is not recognized as an internal or external command,
+operable program or batch file.
+C:\> python -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))"
+[]
+`,
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver", "pip-install-tensorflow"},
+	})
+	checkJudgment(t, judgmentCase{
+		log: `D:\work\proj>python -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))"
+[]
+`,
+		cause: "tf_windows_native_gpu_unsupported", decided: false,
+	})
+}
