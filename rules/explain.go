@@ -770,6 +770,40 @@ func indentOf(s string) int {
 	return len(s) - len(strings.TrimLeft(s, " \t"))
 }
 
+// platformFixes: a Linux driver install (install-driver: ubuntu-drivers,
+// a reboot) is never the fix in a paste from WSL 2, where the Windows
+// driver serves Linux and a Linux driver installed inside WSL breaks it
+// (wsl_linux_driver_installed_inside_wsl): there it becomes the Windows
+// driver's update (windows-driver). On native Windows it is dropped; the
+// finding's words say to install the driver from NVIDIA.
+func (st *explainState) platformFixes(fixes []checks.Fix) []checks.Fix {
+	wsl, windows := st.has("wsl"), st.has("windows")
+	if !wsl && !windows {
+		return fixes
+	}
+	out := fixes[:0:0]
+	have := map[string]bool{}
+	for _, f := range fixes {
+		have[f.ID] = true
+	}
+	for _, f := range fixes {
+		if f.ID != checks.FixInstallDriver {
+			out = append(out, f)
+			continue
+		}
+		if !wsl || have[checks.FixWindowsDriver] {
+			continue
+		}
+		for _, w := range st.lib.fixesOf("wsl_libcuda_not_found") {
+			if w.ID == checks.FixWindowsDriver {
+				out = append(out, w)
+				have[w.ID] = true
+			}
+		}
+	}
+	return out
+}
+
 // rank orders drafts: severity, specific before symptom, weight, line.
 func rankDrafts(ds []*draft) {
 	sort.SliceStable(ds, func(i, j int) bool {
@@ -1025,6 +1059,7 @@ func (st *explainState) finding(d *draft) checks.Finding {
 			fixes = nil
 		}
 	}
+	fixes = st.platformFixes(fixes)
 	if fixes == nil {
 		fixes = []checks.Fix{}
 	}

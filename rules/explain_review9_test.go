@@ -327,3 +327,31 @@ C:\> python -c "import tensorflow as tf; print(tf.config.list_physical_devices('
 		cause: "tf_windows_native_gpu_unsupported", decided: false,
 	})
 }
+
+// R9-13: under WSL 2 the Windows driver serves Linux; a driver too old
+// there is updated on Windows, never with a Linux driver installed inside
+// WSL (which breaks it). On native Windows doctor's Linux driver steps
+// are not offered either.
+func TestReview9NoLinuxDriverInstallOnWSLOrWindows(t *testing.T) {
+	win := "windows-driver"
+	checkJudgment(t, judgmentCase{
+		log: `me@DESKTOP:~$ uname -a
+Linux DESKTOP 5.15.153.1-microsoft-standard-WSL2 #1 SMP x86_64 GNU/Linux
+me@DESKTOP:~$ python -c "import torch; torch.zeros(1).cuda()"
+RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver.
+`,
+		cause: "driver_too_old_for_cuda", decided: true, fixes: &win, noFix: []string{"install-driver"},
+	})
+	checkJudgment(t, judgmentCase{
+		log: `PS C:\Users\me> python -c "import torch; torch.zeros(1).cuda()"
+RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver.
+`,
+		cause: "driver_too_old_for_cuda", decided: true, noFix: []string{"install-driver"},
+	})
+	// A Linux paste keeps it.
+	inst := "install-driver"
+	checkJudgment(t, judgmentCase{
+		log:   "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver.\n",
+		cause: "driver_too_old_for_cuda", decided: true, fixes: &inst,
+	})
+}
