@@ -770,12 +770,22 @@ func indentOf(s string) int {
 	return len(s) - len(strings.TrimLeft(s, " \t"))
 }
 
-// platformFixes: a Linux driver install (install-driver: ubuntu-drivers,
-// a reboot) is never the fix in a paste from WSL 2, where the Windows
-// driver serves Linux and a Linux driver installed inside WSL breaks it
+// linuxDriverFixes act on a Linux NVIDIA driver and its kernel modules
+// (ubuntu-drivers, modprobe, DKMS, nouveau, /dev/nvidia* nodes, a Linux
+// reboot).
+var linuxDriverFixes = map[string]bool{
+	checks.FixInstallDriver: true, checks.FixLoadNvidiaUVM: true, checks.FixModprobeNvidia: true,
+	checks.FixDKMSRebuild: true, checks.FixBlacklistNouveau: true, checks.FixCreateDeviceNodes: true,
+	checks.FixSecureBootSign: true, checks.FixReboot: true,
+}
+
+// platformFixes: a Linux driver's fix (installing one, loading its
+// modules, rebuilding them, a Linux reboot) is never the fix in a paste
+// from WSL 2, where the Windows driver serves Linux (no nvidia modules:
+// /dev/dxg) and a Linux driver installed inside WSL breaks it
 // (wsl_linux_driver_installed_inside_wsl): there it becomes the Windows
-// driver's update (windows-driver). On native Windows it is dropped; the
-// finding's words say to install the driver from NVIDIA.
+// driver's update and a WSL restart (windows-driver). On native Windows it
+// is dropped; the finding's words say to install the driver from NVIDIA.
 func (st *explainState) platformFixes(fixes []checks.Fix) []checks.Fix {
 	wsl, windows := st.has("wsl"), st.has("windows")
 	if !wsl && !windows {
@@ -787,7 +797,7 @@ func (st *explainState) platformFixes(fixes []checks.Fix) []checks.Fix {
 		have[f.ID] = true
 	}
 	for _, f := range fixes {
-		if f.ID != checks.FixInstallDriver {
+		if !linuxDriverFixes[f.ID] {
 			out = append(out, f)
 			continue
 		}

@@ -355,3 +355,34 @@ RuntimeError: The NVIDIA driver on your system is too old (found version 11040).
 		cause: "driver_too_old_for_cuda", decided: true, fixes: &inst,
 	})
 }
+
+// R9-14: under WSL 2 there are no nvidia kernel modules: NVML's
+// 'Driver/library version mismatch' is most likely a Linux driver
+// installed inside WSL (not a reboot), and a CUDA initialisation failure
+// gets no modprobe of nvidia_uvm nor a Linux reboot.
+func TestReview9WSLHasNoKernelModuleFixes(t *testing.T) {
+	checkJudgment(t, judgmentCase{
+		log: `me@DESKTOP:~$ uname -r
+5.15.153.1-microsoft-standard-WSL2
+me@DESKTOP:~$ nvidia-smi
+Failed to initialize NVML: Driver/library version mismatch
+`,
+		cause: "wsl_linux_driver_installed_inside_wsl", decided: false, noFix: []string{"reboot"},
+	})
+	win := "windows-driver"
+	checkJudgment(t, judgmentCase{
+		log: `me@DESKTOP:~$ uname -r
+5.15.153.1-microsoft-standard-WSL2
+me@DESKTOP:~$ python -c "import torch; print(torch.cuda.is_available())"
+/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:128: UserWarning: CUDA initialization: CUDA driver initialization failed, you might not have a CUDA gpu. (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)
+False
+`,
+		cause: "cuinit_unknown_error", fixes: &win, noFix: []string{"load-nvidia-uvm", "reboot"},
+	})
+	// Linux keeps its reboot.
+	reboot := "reboot"
+	checkJudgment(t, judgmentCase{
+		log:   "Failed to initialize NVML: Driver/library version mismatch\n",
+		cause: "driver_library_mismatch", decided: true, fixes: &reboot,
+	})
+}
