@@ -22,6 +22,22 @@ var review9bCases = []judgmentCase{
 `,
 		cause: "driver_too_old_for_cuda", decided: true,
 	},
+	// R9B-3 (half): a program's 'Using device: cpu' beside PyTorch's own
+	// collect_env saying CUDA is available is no CPU-only build: the paste
+	// shows the GPU usable, which contradicts the broad family (the role
+	// contradicted_by_gpu_use, as the other broad 'cannot work' families).
+	{
+		name: "using_device_cpu_beside_cuda_available_true",
+		log: `PyTorch version: 2.1.2+cu121
+Is debug build: False
+CUDA used to build PyTorch: 12.1
+Is CUDA available: True
+CUDA runtime version: 12.1.105
+GPU models and configuration: GPU 0: NVIDIA GeForce RTX 3060
+Using device: cpu
+`,
+		notFinding: []string{"broad.app_running_on_cpu"},
+	},
 }
 
 // R9B-1: a paste whose recognised lines are harmless notices and whose
