@@ -74,6 +74,18 @@ var matrix9Cases = []judgmentCase{
 		log:   "[TRT] [E] createInferBuilder: Error Code 6: API Usage Error (CUDA initialization failure with error: 2. Please check your CUDA installation)\n",
 		cause: "gpu_out_of_memory_own_job", decided: false,
 	},
+	{
+		// LightGBM's CUDA check: 'CUDA_RUNTIME: <cudaGetErrorString>'.
+		name:  "lightgbm_cuda_runtime_out_of_memory",
+		log:   "[LightGBM] [Fatal] CUDA_RUNTIME: out of memory /tmp/LightGBM/src/treelearner/cuda/cuda_data_partition.cu 123\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
+	{
+		// ONNX Runtime's CudaCall naming cuBLAS's allocation failure.
+		name:  "onnxruntime_cublas_alloc_failed",
+		log:   "[E:onnxruntime:Default, cuda_call.cc:116 CudaCall] CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=0 ; hostname=x ; file=/onnxruntime_src/onnxruntime/core/providers/cuda/cuda_execution_provider.cc ; line=168 ; expr=cublasCreate(&cublas_handle_);\n",
+		cause: "gpu_out_of_memory_own_job", decided: false,
+	},
 	// (d) compute capability below the build.
 	{
 		name:  "ggml_no_device_code_for_this_arch",
