@@ -174,6 +174,27 @@ var matrix9Cases = []judgmentCase{
 		log:   "ATTENTION! No OpenCL, Metal, HIP or CUDA installation found.\n\nYou are probably missing the CUDA, HIP or OpenCL runtime installation.\n",
 		cause: "driver_missing", decided: false,
 	},
+	{
+		name:  "ethminer_no_usable_mining_devices",
+		log:   "Error: No usable mining devices found\n",
+		cause: "driver_missing", decided: false, noFix: []string{"install-driver"},
+	},
+	// (e) ONNX Runtime's C API and its bindings on a CPU build.
+	{
+		name:  "onnxruntime_csharp_cuda_provider_not_enabled",
+		log:   "Unhandled exception. Microsoft.ML.OnnxRuntime.OnnxRuntimeException: [ErrorCode:Fail] CUDA execution provider is not enabled in this build.\n   at Microsoft.ML.OnnxRuntime.NativeApiStatus.VerifySuccess(IntPtr nativeStatus)\n",
+		cause: "framework_cpu_only_build", decided: true,
+	},
+	{
+		name:  "onnxruntime_java_tensorrt_provider_not_enabled",
+		log:   "ai.onnxruntime.OrtException: Error code - ORT_FAIL - message: TensorRT execution provider is not enabled in this build.\n",
+		cause: "framework_cpu_only_build", decided: true,
+	},
+	{
+		name:  "onnxruntime_csharp_cpu_package_has_no_cuda_entry_point",
+		log:   "System.EntryPointNotFoundException: Unable to find an entry point named 'OrtSessionOptionsAppendExecutionProvider_CUDA' in DLL 'onnxruntime'.\n   at Microsoft.ML.OnnxRuntime.NativeMethods.OrtSessionOptionsAppendExecutionProvider_CUDA(IntPtr options, Int32 device_id)\n",
+		cause: "framework_cpu_only_build", decided: true,
+	},
 	// (f) which library does not load: ONNX Runtime names it on Windows.
 	{
 		name:  "onnxruntime_provider_depends_on_missing_cudnn",
