@@ -88,6 +88,14 @@ var matrix9Cases = []judgmentCase{
 		log:   "[E:onnxruntime:Default, cuda_call.cc:116 CudaCall] CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=0 ; hostname=x ; file=/onnxruntime_src/onnxruntime/core/providers/cuda/cuda_execution_provider.cc ; line=168 ; expr=cublasCreate(&cublas_handle_);\n",
 		cause: "gpu_out_of_memory_own_job", decided: false,
 	},
+	{
+		// TensorFlow's own cuBLAS handle failure keeps its reading, and
+		// the line is not read twice.
+		name:       "tensorflow_cublas_handle_line_is_not_read_twice",
+		log:        "2020-01-01 10:00:00.000000: E tensorflow/stream_executor/cuda/cuda_blas.cc:226] failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED\n",
+		cause:      "gpu_memory_preallocation",
+		notFinding: []string{"layer.device_memory_exhausted"},
+	},
 	// (d) compute capability below the build.
 	{
 		name:  "ggml_no_device_code_for_this_arch",
