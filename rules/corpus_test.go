@@ -38,7 +38,12 @@ const accuracyPath = "../docs/ACCURACY.md"
 // joined with the signatures of d0ab2d9 at 0.855 / 0.800 on 1066 cases:
 // the floor follows the harder corpus, not a change to the signatures.
 // Batch 7 joined at 0.872 / 0.812 on 1134 cases; batch 8, 157 logs that
-// measured 0.586 blind, at 0.852 / 0.798 on 1291 cases, so the floors stay.)
+// measured 0.586 blind, at 0.852 / 0.798 on 1291 cases, so the floors stay.
+// Batch 9, 138 logs that measured 0.435 blind (mostly small and older
+// projects the earlier batches had not reached), joined with the
+// signatures of dd37194 at 0.842 / 0.801 on 1429 cases; the corpus floor
+// follows the harder corpus to 0.84, as it did for batches 5 and 6: the
+// 1291 cases before it still measure 0.885 with these signatures.)
 //
 // minDecidedPrecision guards the answers users act on: of the cases where
 // explain says "Root cause:" (decided, usually with a fix), at least this
@@ -46,7 +51,7 @@ const accuracyPath = "../docs/ACCURACY.md"
 // it and 0.989 (627/634) when it was set; on logs never seen before it
 // measured lower (blind-7: 18/23), which is why it is a floor here.
 const (
-	minCorpusAccuracy   = 0.85
+	minCorpusAccuracy   = 0.84
 	minHeldOutAccuracy  = 0.78
 	minDecidedPrecision = 0.98
 )
